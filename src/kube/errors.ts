@@ -1,0 +1,24 @@
+// client-node's errors: ApiException carries the HTTP code and a body that is a JSON string
+// (a Kubernetes Status); network failures are plain errors without a code.
+
+/** The HTTP status of an API error, or undefined for network and other errors. */
+export function statusCode(e: unknown): number | undefined {
+  const code = (e as { code?: unknown } | undefined)?.code
+  return typeof code === 'number' ? code : undefined
+}
+
+/** The Kubernetes Status message of an API error, else the error's own message. */
+export function apiErrorMessage(e: unknown): string {
+  const body = (e as { body?: unknown } | undefined)?.body
+  if (typeof body === 'string') {
+    try {
+      const status = JSON.parse(body) as { message?: string }
+      if (status.message) return status.message
+    } catch {
+      // not JSON: fall through
+    }
+  } else if (body && typeof body === 'object' && 'message' in body && typeof body.message === 'string') {
+    return body.message
+  }
+  return e instanceof Error ? e.message : String(e)
+}

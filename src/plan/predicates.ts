@@ -1,0 +1,56 @@
+// Small named facts about a Job, in the manner of Kubernetes' own controllers (needsCleanup,
+// isJobFinished). Pure: no client, no clock but the one passed in.
+import type { V1Job } from '@kubernetes/client-node'
+
+/** Where a Job stands, in the words the summary uses. */
+export type JobStatus = 'running' | 'succeeded' | 'failed' | 'terminating'
+
+export const HELM_RELEASE_NAME = 'meta.helm.sh/release-name'
+export const HELM_RELEASE_NAMESPACE = 'meta.helm.sh/release-namespace'
+const HOOK_ANNOTATIONS = ['helm.sh/hook', 'argocd.argoproj.io/hook']
+
+function condition(job: V1Job, type: string): boolean {
+  return job.status?.conditions?.some((c) => c.type === type && c.status === 'True') ?? false
+}
+
+/** The Job controller has marked the Job Complete or Failed. */
+export function isFinished(job: V1Job): boolean {
+  return condition(job, 'Complete') || condition(job, 'Failed')
+}
+
+export function jobStatus(job: V1Job): JobStatus {
+  if (job.metadata?.deletionTimestamp) return 'terminating'
+  if (condition(job, 'Failed')) return 'failed'
+  if (condition(job, 'Complete')) return 'succeeded'
+  return 'running'
+}
+
+/** The hook annotation (helm.sh/hook or argocd.argoproj.io/hook) and its value, if any. */
+export function hookAnnotation(job: V1Job): { key: string; value: string } | undefined {
+  const annotations = job.metadata?.annotations ?? {}
+  const key = HOOK_ANNOTATIONS.find((k) => annotations[k] !== undefined)
+  return key === undefined ? undefined : { key, value: annotations[key] }
+}
+
+export function isHook(job: V1Job): boolean {
+  return hookAnnotation(job) !== undefined
+}
+
+/** Helm owns the Job for `release` in `namespace` (the annotations Helm 3 sets on every object). */
+export function belongsToRelease(job: V1Job, release: string, namespace: string): boolean {
+  const annotations = job.metadata?.annotations ?? {}
+  return annotations[HELM_RELEASE_NAME] === release && (annotations[HELM_RELEASE_NAMESPACE] ?? namespace) === namespace
+}
+
+/** When the Job finished (its Complete/Failed condition, else status.completionTime). */
+export function finishedAt(job: V1Job): Date | undefined {
+  const c = job.status?.conditions?.find((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True')
+  const at = c?.lastTransitionTime ?? job.status?.completionTime
+  return at ? new Date(at) : undefined
+}
+
+/** Seconds since the Job was created, at `now`. */
+export function ageSeconds(job: V1Job, now: Date): number {
+  const created = job.metadata?.creationTimestamp
+  return created ? Math.max(0, (now.getTime() - new Date(created).getTime()) / 1000) : 0
+}

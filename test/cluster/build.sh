@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Builds the local control plane's binaries from the Go module proxy into a cache outside the repo.
+#
+# Idempotent and resumable: every binary is built only when it is missing, so a run that was
+# interrupted (or ran in the background) picks up where it stopped. The cache directory is keyed
+# by all pinned versions; GOCACHE/GOMODCACHE are Go's own and survive between runs.
+#
+# Usage: test/cluster/build.sh            build what is missing, print the bin directory last
+#        test/cluster/build.sh --print    print the bin directory only (builds nothing)
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=versions.sh
+source "$here/versions.sh"
+
+bin="$JOB_SWEEPER_BIN"
+if [ "${1:-}" = "--print" ]; then
+  echo "$bin"
+  exit 0
+fi
+
+export CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=local
+mkdir -p "$bin" "$JOB_SWEEPER_CACHE/work"
+
+# One build at a time per machine: jest's global setup and `npm run cluster:up` may race.
+exec 9>"$JOB_SWEEPER_CACHE/build.lock"
+if ! flock -n 9; then
+  echo "[cluster-build] another build is running; waiting for it" >&2
+  flock 9
+fi
+
+started=$(date +%s)
+say() { echo "[cluster-build +$(( $(date +%s) - started ))s] $*" >&2; }
+
+missing() {
+  local b
+  for b in "$@"; do [ -x "$bin/$b" ] || return 0; done
+  return 1
+}
+
+build_kubernetes() {
+  missing kube-apiserver kube-controller-manager kube-scheduler kubectl || return 0
+  local mod="$JOB_SWEEPER_CACHE/work/kubernetes-$K8S_VERSION"
+  local minor=${K8S_VERSION#v1.}; minor=${minor%%.*}
+  local patch=${K8S_VERSION##*.}
+  rm -rf "$mod" && mkdir -p "$mod"
+  say "kubernetes $K8S_VERSION: reading its go.mod from the module proxy"
+  local gomod
+  gomod=$(cd "$mod" && go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",\{0,1\}$/\1/p')
+  [ -f "$gomod" ] || { say "could not download k8s.io/kubernetes@$K8S_VERSION's go.mod"; return 1; }
+  # The staging modules are required at v0.0.0 and replaced with ./staging/src/...; point each at
+  # its published v0.<minor>.<patch> instead. The list is generated: it changes between minors.
+  local goline godebug replaces
+  goline=$(grep -m1 -E '^go [0-9]' "$gomod")
+  godebug=$(awk '/^godebug \($/{b=1} b{print} b&&/^\)/{b=0} /^godebug [^(]/{print}' "$gomod")
+  replaces=$(grep -oE '^[[:space:]]*k8s\.io/[a-z0-9-]+ => \./staging/src/k8s\.io/[a-z0-9-]+' "$gomod" \
+    | awk -v v="v0.$minor.$patch" '{print "replace " $1 " => " $1 " " v}')
+  [ -n "$replaces" ] || { say "no staging replace lines found in $gomod"; return 1; }
+  {
+    echo "module jobsweeper.local/kubernetes-build"
+    echo
+    echo "$goline"
+    [ -z "$godebug" ] || { echo; echo "$godebug"; }
+    echo
+    echo "$replaces"
+  } >"$mod/go.mod"
+  say "kubernetes: $(echo "$replaces" | wc -l) staging modules pinned to v0.$minor.$patch; resolving dependencies"
+  local c tools=()
+  for c in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
+    tools+=("k8s.io/kubernetes/cmd/$c@$K8S_VERSION") # a version on each: a bare path means @latest
+  done
+  (cd "$mod" && go get -tool "${tools[@]}")
+  local ld="-s -w"
+  local p
+  for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ld="$ld -X $p.gitVersion=$K8S_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean -X $p.buildDate=1970-01-01T00:00:00Z"
+  done
+  for c in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
+    [ -x "$bin/$c" ] && continue
+    say "building $c $K8S_VERSION (the first one compiles most of Kubernetes; minutes on 2 cores)"
+    (cd "$mod" && go build -ldflags "$ld" -o "$bin/$c.tmp" "k8s.io/kubernetes/cmd/$c")
+    mv "$bin/$c.tmp" "$bin/$c"
+    say "built $c"
+  done
+}
+
+build_etcd() {
+  missing etcd || return 0
+  # etcd's server module has replace lines too (go install refuses it): build from a wrapper
+  # module, kept apart from Kubernetes' because both pull grpc/otel at different versions.
+  local mod="$JOB_SWEEPER_CACHE/work/etcd-$ETCD_VERSION"
+  mkdir -p "$mod"
+  printf 'module jobsweeper.local/etcd-build\n\ngo 1.24\n' >"$mod/go.mod"
+  say "etcd $ETCD_VERSION: resolving dependencies"
+  (cd "$mod" && go get -tool "go.etcd.io/etcd/server/v3@$ETCD_VERSION")
+  say "building etcd $ETCD_VERSION"
+  (cd "$mod" && go build -ldflags "-s -w" -o "$bin/etcd.tmp" go.etcd.io/etcd/server/v3)
+  mv "$bin/etcd.tmp" "$bin/etcd"
+  say "built etcd"
+}
+
+build_plain() { # name module/package version
+  missing "$1" || return 0
+  say "building $1 $3"
+  local tmp="$JOB_SWEEPER_CACHE/work/gobin-$1"
+  mkdir -p "$tmp"
+  GOBIN="$tmp" go install -ldflags "-s -w ${4:-}" "$2@$3"
+  mv "$tmp/$1" "$bin/$1"
+  say "built $1"
+}
+
+say "cache: $bin"
+build_etcd
+build_plain kwok sigs.k8s.io/kwok/cmd/kwok "$KWOK_VERSION"
+build_plain helm helm.sh/helm/v3/cmd/helm "$HELM_VERSION" "-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION"
+build_kubernetes
+say "all binaries ready ($(du -sh "$bin" | cut -f1))"
+echo "$bin"

@@ -1,0 +1,244 @@
+// A real local Kubernetes control plane for tests and the demo: etcd, kube-apiserver,
+// kube-controller-manager (job, TTL-after-finished, garbage-collector and namespace controllers),
+// kube-scheduler and kwok (a fake node that runs Job pods to completion), all on 127.0.0.1.
+//
+// The model is controller-runtime's envtest: free ports, a temp dir, readiness checks. Unlike
+// envtest it also runs the controllers and a node, because job-sweeper's behaviour depends on
+// the real Job, TTL and garbage-collector controllers.
+import { execFileSync } from 'node:child_process'
+import { generateKeyPairSync, randomBytes } from 'node:crypto'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { request } from 'node:https'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { BatchV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node'
+import { freePort, isAlive, logTail, startProcess, stopProcesses, waitFor } from './processes.ts'
+import { FAKE_NODE_NAME, fakeNode, kwokConfig } from './kwok.ts'
+
+const here = dirname(fileURLToPath(import.meta.url))
+
+/** A running (or reusable) local cluster, as recorded in `<dir>/cluster.json`. */
+export interface Cluster {
+  /** Directory holding the kubeconfig, certificates, data, logs and pids. */
+  dir: string
+  /** Absolute path of the admin kubeconfig. */
+  kubeconfig: string
+  /** Directory of the built binaries (helm and kubectl included). */
+  binDir: string
+  /** https://127.0.0.1:<port> of kube-apiserver. */
+  server: string
+  /** Kubernetes version the binaries were built at. */
+  version: string
+}
+
+/** The pinned versions and binary cache, read from versions.sh (the build script's source). */
+export function binDir(): string {
+  return execFileSync(join(here, 'build.sh'), ['--print'], { encoding: 'utf8' }).trim()
+}
+
+export function pinnedKubernetesVersion(): string {
+  const m = /^K8S_VERSION=(\S+)/m.exec(readFileSync(join(here, 'versions.sh'), 'utf8'))
+  if (!m) throw new Error('K8S_VERSION missing from test/cluster/versions.sh')
+  return m[1]
+}
+
+/** Builds the binaries if any is missing (slow the first time on a machine; prints progress). */
+export function ensureBinaries(): string {
+  execFileSync(join(here, 'build.sh'), [], { stdio: ['ignore', 'ignore', 'inherit'] })
+  return binDir()
+}
+
+function writeKubeconfig(path: string, server: string, caFile: string, token: string): void {
+  const ca = readFileSync(caFile).toString('base64')
+  // JSON is valid YAML; written by hand so the file needs no YAML library and no secret is logged.
+  const config = {
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'job-sweeper-local', cluster: { server, 'certificate-authority-data': ca } }],
+    users: [{ name: 'admin', user: { token } }],
+    contexts: [{ name: 'job-sweeper-local', context: { cluster: 'job-sweeper-local', user: 'admin', namespace: 'default' } }],
+    'current-context': 'job-sweeper-local'
+  }
+  writeFileSync(path, JSON.stringify(config, null, 2), { mode: 0o600 })
+}
+
+function httpsOk(url: string, caFile: string, token?: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = request(url, { ca: readFileSync(caFile), headers: token ? { Authorization: `Bearer ${token}` } : {}, timeout: 2000 }, (res) => {
+      res.resume()
+      resolve(res.statusCode === 200)
+    })
+    req.on('error', () => resolve(false))
+    req.on('timeout', () => req.destroy())
+    req.end()
+  })
+}
+
+async function httpOk(url: string): Promise<boolean> {
+  const res = await fetch(url, { signal: AbortSignal.timeout(2000) })
+  return res.ok
+}
+
+/**
+ * Starts a cluster in `dir` (created if needed; must not hold a running cluster). Resolves once
+ * a probe Job has run to completion on the fake node, i.e. once every component really works.
+ */
+export async function startCluster(dir: string, log: (line: string) => void = () => {}): Promise<Cluster> {
+  const bin = ensureBinaries()
+  for (const sub of ['logs', 'pids', 'pki', 'etcd', 'kwok']) mkdirSync(join(dir, sub), { recursive: true })
+  await stopProcesses(dir)
+  const started = Date.now()
+  const step = (what: string): void => log(`[cluster +${((Date.now() - started) / 1000).toFixed(1)}s] ${what}`)
+  const fail = async (e: unknown): Promise<never> => {
+    await stopProcesses(dir)
+    throw e
+  }
+
+  try {
+    const [etcdPort, etcdPeerPort, apiPort, kwokPort] = await Promise.all([freePort(), freePort(), freePort(), freePort()])
+    const etcdUrl = `http://127.0.0.1:${etcdPort}`
+    startProcess(dir, '1-etcd', join(bin, 'etcd'), [
+      '--name=job-sweeper',
+      `--data-dir=${join(dir, 'etcd')}`,
+      `--listen-client-urls=${etcdUrl}`,
+      `--advertise-client-urls=${etcdUrl}`,
+      `--listen-peer-urls=http://127.0.0.1:${etcdPeerPort}`,
+      `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeerPort}`,
+      `--initial-cluster=job-sweeper=http://127.0.0.1:${etcdPeerPort}`,
+      '--unsafe-no-fsync',
+      '--log-level=warn'
+    ])
+    step('etcd started')
+    await waitFor('etcd /health', () => httpOk(`${etcdUrl}/health`), 30_000, () => logTail(dir, '1-etcd'))
+
+    const pki = join(dir, 'pki')
+    const token = randomBytes(24).toString('hex')
+    writeFileSync(join(pki, 'tokens.csv'), `${token},admin,admin-uid,system:masters\n`, { mode: 0o600 })
+    const sa = generateKeyPairSync('ec', { namedCurve: 'prime256v1' })
+    writeFileSync(join(pki, 'sa.key'), sa.privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 })
+    writeFileSync(join(pki, 'sa.pub'), sa.publicKey.export({ type: 'spki', format: 'pem' }))
+    const server = `https://127.0.0.1:${apiPort}`
+    startProcess(dir, '2-kube-apiserver', join(bin, 'kube-apiserver'), [
+      `--etcd-servers=${etcdUrl}`,
+      `--cert-dir=${pki}`, // self-signed serving certificate for 127.0.0.1, generated at start
+      `--secure-port=${apiPort}`,
+      '--bind-address=127.0.0.1',
+      '--advertise-address=127.0.0.1',
+      // The `kubernetes` Service's endpoints cannot be a loopback address; nothing here needs it.
+      '--endpoint-reconciler-type=none',
+      '--service-cluster-ip-range=10.0.0.0/24',
+      '--authorization-mode=RBAC',
+      `--token-auth-file=${join(pki, 'tokens.csv')}`,
+      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+      `--service-account-key-file=${join(pki, 'sa.pub')}`,
+      `--service-account-signing-key-file=${join(pki, 'sa.key')}`,
+      // No serviceaccount controllers run, so no namespace gets a `default` ServiceAccount.
+      // TaintNodesByCondition would taint the new node not-ready, and only the node-lifecycle
+      // controller (not run here) lifts that taint.
+      '--disable-admission-plugins=ServiceAccount,TaintNodesByCondition',
+      // kwok serves pod logs on the fake node's kubelet port with a self-signed certificate.
+      '--kubelet-preferred-address-types=InternalIP',
+      '--allow-privileged=true'
+    ])
+    step('kube-apiserver started')
+    const caFile = join(pki, 'apiserver.crt')
+    await waitFor('kube-apiserver certificate', async () => existsSync(caFile), 60_000, () => logTail(dir, '2-kube-apiserver'))
+    await waitFor('kube-apiserver /readyz', () => httpsOk(`${server}/readyz`, caFile, token), 90_000, () => logTail(dir, '2-kube-apiserver'))
+    step('kube-apiserver ready')
+
+    const kubeconfig = join(dir, 'kubeconfig')
+    writeKubeconfig(kubeconfig, server, caFile, token)
+    const common = [`--kubeconfig=${kubeconfig}`, '--leader-elect=false', '--bind-address=127.0.0.1', '--secure-port=0']
+    startProcess(dir, '3-kube-controller-manager', join(bin, 'kube-controller-manager'), [
+      ...common,
+      '--controllers=job-controller,ttl-after-finished-controller,garbage-collector-controller,namespace-controller',
+      '--use-service-account-credentials=false'
+    ])
+    startProcess(dir, '4-kube-scheduler', join(bin, 'kube-scheduler'), common)
+    writeFileSync(join(dir, 'kwok.yaml'), kwokConfig())
+    // KWOK_WORKDIR: kwok would otherwise also load ~/.kwok/kwok.yaml if a user has one.
+    startProcess(dir, '5-kwok', join(bin, 'kwok'), [
+      `--kubeconfig=${kubeconfig}`,
+      `--config=${join(dir, 'kwok.yaml')}`,
+      '--manage-all-nodes=false',
+      '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake',
+      `--server-address=127.0.0.1:${kwokPort}`,
+      '--node-ip=127.0.0.1',
+      `--node-port=${kwokPort}`
+    ], { KWOK_WORKDIR: join(dir, 'kwok') })
+    step('controllers, scheduler and kwok started')
+
+    const kc = new KubeConfig()
+    kc.loadFromFile(kubeconfig)
+    const core = kc.makeApiClient(CoreV1Api)
+    await core.createNode({ body: fakeNode() })
+    await waitFor(
+      `node ${FAKE_NODE_NAME} Ready`,
+      async () => {
+        const node = await core.readNode({ name: FAKE_NODE_NAME })
+        return node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false
+      },
+      60_000,
+      () => logTail(dir, '5-kwok')
+    )
+    step('fake node ready')
+    await probeJob(kc, dir)
+    step('a probe Job ran to completion: cluster ready')
+
+    const cluster: Cluster = { dir, kubeconfig, binDir: bin, server, version: pinnedKubernetesVersion() }
+    writeFileSync(join(dir, 'cluster.json'), JSON.stringify(cluster, null, 2))
+    return cluster
+  } catch (e) {
+    return fail(e)
+  }
+}
+
+/** Runs one Job through scheduler, kwok and job controller; proves the whole loop works. */
+async function probeJob(kc: KubeConfig, dir: string): Promise<void> {
+  const batch = kc.makeApiClient(BatchV1Api)
+  const name = `probe-${Date.now()}`
+  await batch.createNamespacedJob({
+    namespace: 'default',
+    body: {
+      metadata: { name },
+      spec: {
+        backoffLimit: 0,
+        template: { spec: { restartPolicy: 'Never', containers: [{ name: 'probe', image: 'busybox' }] } }
+      }
+    }
+  })
+  const describe = (): string => ['3-kube-controller-manager', '4-kube-scheduler', '5-kwok'].map((n) => `${n}:\n${logTail(dir, n, 8)}`).join('\n')
+  await waitFor(
+    'a probe Job to complete',
+    async () => {
+      const job = await batch.readNamespacedJob({ name, namespace: 'default' })
+      return job.status?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True') ?? false
+    },
+    60_000,
+    describe
+  )
+  await batch.deleteNamespacedJob({ name, namespace: 'default', propagationPolicy: 'Background' })
+}
+
+/** The cluster recorded in `dir`, if its API server still answers; undefined otherwise. */
+export async function runningCluster(dir: string): Promise<Cluster | undefined> {
+  const file = join(dir, 'cluster.json')
+  if (!existsSync(file)) return undefined
+  const cluster = JSON.parse(readFileSync(file, 'utf8')) as Cluster
+  const pid = Number(readFileSync(join(dir, 'pids', '2-kube-apiserver'), { encoding: 'utf8', flag: 'a+' }))
+  if (!pid || !isAlive(pid)) return undefined
+  const kc = new KubeConfig()
+  kc.loadFromFile(cluster.kubeconfig)
+  const token = kc.getCurrentUser()?.token
+  return (await httpsOk(`${cluster.server}/readyz`, join(dir, 'pki', 'apiserver.crt'), token)) ? cluster : undefined
+}
+
+/** Stops every process of the cluster in `dir`; returns what it stopped. */
+export async function stopCluster(dir: string): Promise<string[]> {
+  return stopProcesses(dir)
+}
+
+/** Environment for child processes (helm, kubectl, node dist/index.js) that use the cluster. */
+export function clusterEnv(cluster: Cluster): Record<string, string> {
+  return { KUBECONFIG: cluster.kubeconfig, PATH: `${cluster.binDir}:${process.env.PATH ?? ''}` }
+}

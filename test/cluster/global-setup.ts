@@ -1,0 +1,21 @@
+// Jest global setup: reuse the cluster of `npm run cluster:up` when one answers, else start a
+// private one for this run (stopped again in global-teardown.ts). Workers inherit process.env.
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { clusterEnv, runningCluster, startCluster } from './cluster.ts'
+
+export default async function globalSetup(): Promise<void> {
+  const shared = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '.cluster')
+  let cluster = await runningCluster(shared)
+  if (cluster) {
+    console.error(`\nusing the running cluster in ${shared}`)
+  } else {
+    const dir = mkdtempSync(join(tmpdir(), 'job-sweeper-cluster-'))
+    process.env.JOB_SWEEPER_PRIVATE_CLUSTER = dir
+    console.error('')
+    cluster = await startCluster(dir, (line) => console.error(line))
+  }
+  Object.assign(process.env, clusterEnv(cluster), { JOB_SWEEPER_CLUSTER: JSON.stringify(cluster) })
+}

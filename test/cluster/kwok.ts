@@ -1,0 +1,42 @@
+// The fake node and the kwok configuration: how tests make Job pods succeed, fail or keep running.
+import { readFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { V1Node } from '@kubernetes/client-node'
+
+const here = dirname(fileURLToPath(import.meta.url))
+
+export const FAKE_NODE_NAME = 'kwok-node-0'
+/** Label on a pod template: its pods end Failed with exit code 1 (see kwok-stages.yaml). */
+export const FAIL_LABEL = 'job-sweeper.test/fail'
+/** Label on a pod template: its pods stay Running until the label is removed. */
+export const HOLD_LABEL = 'job-sweeper.test/hold'
+/** Annotation on a pod template: its pods stay Running this long (a Go duration, e.g. 5s). */
+export const RUN_FOR_ANNOTATION = 'job-sweeper.test/run-for'
+/** What every fake container logs (kwok serves it through the API server's pods/log). */
+export const FAKE_POD_LOG = join(here, 'pod.log')
+
+/** The Node kwok manages: selected by annotation, no taints, room for many pods. */
+export function fakeNode(): V1Node {
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: {
+      name: FAKE_NODE_NAME,
+      annotations: { 'kwok.x-k8s.io/node': 'fake' },
+      labels: { 'kubernetes.io/hostname': FAKE_NODE_NAME, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', type: 'kwok' }
+    },
+    status: { capacity: { cpu: '32', memory: '256Gi', pods: '250' } }
+  }
+}
+
+/** kwok's --config: the stages, plus logs for every pod in every namespace. */
+export function kwokConfig(): string {
+  const logs = {
+    apiVersion: 'kwok.x-k8s.io/v1alpha1',
+    kind: 'ClusterLogs',
+    metadata: { name: 'all-pods' },
+    spec: { logs: [{ logsFile: FAKE_POD_LOG }] }
+  }
+  return `${readFileSync(join(here, 'kwok-stages.yaml'), 'utf8')}---\n${JSON.stringify(logs)}\n`
+}

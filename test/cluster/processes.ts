@@ -1,0 +1,101 @@
+// Starting and stopping the control plane's processes. Each runs detached in its own process
+// group with its output in a log file, and its pid is recorded in the cluster directory, so the
+// process that started a cluster (`npm run cluster:up`) can exit and another one
+// (`npm run cluster:down`, jest's teardown) can stop it later.
+import { spawn } from 'node:child_process'
+import { openSync, closeSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { join } from 'node:path'
+
+/** Starts `command` detached, logging to `<dir>/logs/<name>.log` and recording its pid. */
+export function startProcess(dir: string, name: string, command: string, args: string[], env: Record<string, string> = {}): number {
+  const log = openSync(join(dir, 'logs', `${name}.log`), 'a')
+  try {
+    const child = spawn(command, args, { detached: true, stdio: ['ignore', log, log], cwd: dir, env: { ...process.env, ...env } })
+    if (child.pid === undefined) throw new Error(`could not start ${command}`)
+    child.unref()
+    writeFileSync(join(dir, 'pids', name), String(child.pid))
+    return child.pid
+  } finally {
+    closeSync(log)
+  }
+}
+
+/** True while the process exists (a zombie of ours counts until reaped). */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** The last lines of a component's log, for error messages. */
+export function logTail(dir: string, name: string, lines = 15): string {
+  try {
+    return readFileSync(join(dir, 'logs', `${name}.log`), 'utf8').trimEnd().split('\n').slice(-lines).join('\n')
+  } catch {
+    return '(no log)'
+  }
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
+
+/**
+ * Stops every process recorded under `<dir>/pids`, in reverse start order: SIGTERM to the whole
+ * process group, then SIGKILL after `graceMs`. Returns the names of the processes it stopped.
+ */
+export async function stopProcesses(dir: string, graceMs = 5000): Promise<string[]> {
+  let names: string[]
+  try {
+    names = readdirSync(join(dir, 'pids'))
+  } catch {
+    return []
+  }
+  const running = names
+    .map((name) => ({ name, pid: Number(readFileSync(join(dir, 'pids', name), 'utf8')) }))
+    .filter((p) => Number.isInteger(p.pid) && p.pid > 0)
+  const signal = (pid: number, sig: NodeJS.Signals): void => {
+    try {
+      process.kill(-pid, sig)
+    } catch {
+      // already gone
+    }
+  }
+  for (const p of running.reverse()) signal(p.pid, 'SIGTERM')
+  const deadline = Date.now() + graceMs
+  while (running.some((p) => isAlive(p.pid)) && Date.now() < deadline) await sleep(100)
+  for (const p of running) if (isAlive(p.pid)) signal(p.pid, 'SIGKILL')
+  const killDeadline = Date.now() + 5000
+  while (running.some((p) => isAlive(p.pid)) && Date.now() < killDeadline) await sleep(50)
+  for (const p of running) rmSync(join(dir, 'pids', p.name), { force: true })
+  return running.map((p) => p.name)
+}
+
+/** A TCP port on 127.0.0.1 that was free a moment ago. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.unref()
+    server.on('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))))
+    })
+  })
+}
+
+/** Polls `check` until it returns true, failing with `describe()` after `timeoutMs`. */
+export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, describe: () => string): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    try {
+      if (await check()) return
+    } catch {
+      // not yet
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what}\n${describe()}`)
+    await sleep(200)
+  }
+}

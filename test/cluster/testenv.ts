@@ -1,0 +1,136 @@
+// What tests use to reach the cluster that global-setup.ts started: clients, namespaces, Jobs,
+// and the cluster's helm/kubectl.
+import { spawnSync } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { BatchV1Api, CoreV1Api, KubeConfig, type V1Job } from '@kubernetes/client-node'
+import type { Cluster } from './cluster.ts'
+import { FAIL_LABEL, HOLD_LABEL, RUN_FOR_ANNOTATION } from './kwok.ts'
+
+export function testCluster(): Cluster {
+  const json = process.env.JOB_SWEEPER_CLUSTER
+  if (!json) throw new Error('no test cluster: run the tests through jest (npm test), whose global setup starts one')
+  return JSON.parse(json) as Cluster
+}
+
+export function kubeConfig(): KubeConfig {
+  const kc = new KubeConfig()
+  kc.loadFromFile(testCluster().kubeconfig)
+  return kc
+}
+
+export const batchApi = (): BatchV1Api => kubeConfig().makeApiClient(BatchV1Api)
+export const coreApi = (): CoreV1Api => kubeConfig().makeApiClient(CoreV1Api)
+
+/** Creates a namespace with a unique name; returns the name. */
+export async function createNamespace(prefix: string): Promise<string> {
+  const name = `${prefix}-${randomBytes(3).toString('hex')}`
+  await coreApi().createNamespace({ body: { metadata: { name, labels: { 'job-sweeper.test/namespace': 'true' } } } })
+  return name
+}
+
+export async function deleteNamespace(name: string): Promise<void> {
+  await coreApi().deleteNamespace({ name }).catch(() => undefined)
+}
+
+/** How a test Job's pod behaves on the fake node. */
+export type PodBehaviour = 'succeed' | 'fail' | 'hold'
+
+export interface TestJob {
+  name: string
+  namespace: string
+  behaviour?: PodBehaviour
+  /** Keep the pod Running this long before it finishes (a Go duration). */
+  runFor?: string
+  labels?: Record<string, string>
+  annotations?: Record<string, string>
+  ttlSecondsAfterFinished?: number
+  image?: string
+}
+
+export function jobManifest(job: TestJob): V1Job {
+  const podLabels: Record<string, string> = {}
+  if (job.behaviour === 'fail') podLabels[FAIL_LABEL] = 'true'
+  if (job.behaviour === 'hold') podLabels[HOLD_LABEL] = 'true'
+  return {
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: { name: job.name, namespace: job.namespace, labels: job.labels, annotations: job.annotations },
+    spec: {
+      backoffLimit: 0,
+      ttlSecondsAfterFinished: job.ttlSecondsAfterFinished,
+      template: {
+        metadata: { labels: podLabels, annotations: job.runFor ? { [RUN_FOR_ANNOTATION]: job.runFor } : undefined },
+        spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: job.image ?? 'example.invalid/job:1' }] }
+      }
+    }
+  }
+}
+
+export async function createJob(job: TestJob): Promise<V1Job> {
+  return batchApi().createNamespacedJob({ namespace: job.namespace, body: jobManifest(job) })
+}
+
+/** The Job, or undefined once it is gone (404). */
+export async function getJob(namespace: string, name: string): Promise<V1Job | undefined> {
+  try {
+    return await batchApi().readNamespacedJob({ name, namespace })
+  } catch (e) {
+    if ((e as { code?: number }).code === 404) return undefined
+    throw e
+  }
+}
+
+export function jobCondition(job: V1Job | undefined): 'Complete' | 'Failed' | undefined {
+  const c = job?.status?.conditions?.find((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True')
+  return c?.type as 'Complete' | 'Failed' | undefined
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
+
+/** Polls until `check` holds; the tests' own waiting (the product uses watches). */
+export async function eventually<T>(what: string, probe: () => Promise<T>, check: (value: T) => boolean, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  let last: T = await probe()
+  while (!check(last)) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what}; last value: ${JSON.stringify(last)?.slice(0, 500)}`)
+    await sleep(250)
+    last = await probe()
+  }
+  return last
+}
+
+export async function waitForJobCondition(namespace: string, name: string, condition: 'Complete' | 'Failed'): Promise<V1Job> {
+  const job = await eventually(`Job ${namespace}/${name} ${condition}`, () => getJob(namespace, name), (j) => jobCondition(j) !== undefined)
+  if (jobCondition(job) !== condition) throw new Error(`Job ${namespace}/${name} ended ${jobCondition(job)}, expected ${condition}`)
+  return job as V1Job
+}
+
+export async function podsOfJob(namespace: string, job: V1Job): Promise<string[]> {
+  const pods = await coreApi().listNamespacedPod({ namespace, labelSelector: `batch.kubernetes.io/controller-uid=${job.metadata?.uid}` })
+  return pods.items.map((p) => p.metadata?.name ?? '')
+}
+
+export interface CommandResult {
+  code: number
+  stdout: string
+  stderr: string
+}
+
+/** Runs one of the cluster's binaries (helm, kubectl) or any command with the cluster's env. */
+export function run(command: string, args: string[], env: Record<string, string> = {}): CommandResult {
+  const cluster = testCluster()
+  const result = spawnSync(command, args, {
+    encoding: 'utf8',
+    env: { ...process.env, KUBECONFIG: cluster.kubeconfig, PATH: `${cluster.binDir}:${process.env.PATH}`, ...env },
+    timeout: 180_000
+  })
+  return { code: result.status ?? -1, stdout: result.stdout ?? '', stderr: result.stderr ?? '' }
+}
+
+export function helm(...args: string[]): CommandResult {
+  return run('helm', args)
+}
+
+export function kubectl(...args: string[]): CommandResult {
+  return run('kubectl', args)
+}
