@@ -5,7 +5,7 @@ export default {
   testMatch: ['**/*.test.ts'],
   extensionsToTreatAsEsm: ['.ts'],
   transform: {
-    '^.+\\.ts$': ['ts-jest', { useESM: true }]
+    '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: { rewriteRelativeImportExtensions: false, allowImportingTsExtensions: true } }]
   },
   globalSetup: '<rootDir>/test/cluster/global-setup.ts',
   globalTeardown: '<rootDir>/test/cluster/global-teardown.ts',

@@ -1,6 +1,19 @@
 // The local control plane is real: each test would fail against a mock or a half-started cluster.
 import { join } from 'node:path'
-import { createJob, createNamespace, deleteNamespace, eventually, getJob, helm, kubectl, podsOfJob, testCluster, waitForJobCondition, coreApi, batchApi } from './cluster/testenv.ts'
+import {
+  createJob,
+  createNamespace,
+  deleteNamespace,
+  eventually,
+  getJob,
+  helm,
+  kubectl,
+  podsOfJob,
+  testCluster,
+  waitForJobCondition,
+  coreApi,
+  batchApi
+} from './cluster/testenv.ts'
 import { pinnedKubernetesVersion } from './cluster/cluster.ts'
 
 const chart = join(import.meta.dirname, 'chart', 'migrate-demo')
@@ -33,7 +46,11 @@ test('a Job runs to Complete on the fake node, and a Job whose pod is marked to 
 
 test('a held pod stays Running until the hold label is removed', async () => {
   await createJob({ name: 'held', namespace: ns, behaviour: 'hold' })
-  await eventually('held Job active', () => getJob(ns, 'held'), (j) => j?.status?.active === 1)
+  await eventually(
+    'held Job active',
+    () => getJob(ns, 'held'),
+    (j) => j?.status?.active === 1
+  )
   await new Promise((r) => setTimeout(r, 2000))
   expect((await getJob(ns, 'held'))?.status?.conditions ?? []).toEqual([])
   expect(kubectl('label', 'pod', '-n', ns, '-l', 'job-name=held', 'job-sweeper.test/hold-').code).toBe(0)
@@ -44,7 +61,12 @@ test('the real TTL-after-finished controller deletes a finished Job with ttlSeco
   await createJob({ name: 'short-lived', namespace: ns, ttlSecondsAfterFinished: 3 })
   await waitForJobCondition(ns, 'short-lived', 'Complete')
   expect(await getJob(ns, 'short-lived')).toBeDefined()
-  await eventually('TTL controller to delete the Job', () => getJob(ns, 'short-lived'), (j) => j === undefined, 30_000)
+  await eventually(
+    'TTL controller to delete the Job',
+    () => getJob(ns, 'short-lived'),
+    (j) => j === undefined,
+    30_000
+  )
 })
 
 test('deleting a Job with Background propagation removes its pods through the garbage collector', async () => {
@@ -52,7 +74,12 @@ test('deleting a Job with Background propagation removes its pods through the ga
   const job = await waitForJobCondition(ns, 'collected', 'Complete')
   expect(await podsOfJob(ns, job)).toHaveLength(1)
   await batchApi().deleteNamespacedJob({ name: 'collected', namespace: ns, propagationPolicy: 'Background' })
-  await eventually('pods of the deleted Job to be collected', () => podsOfJob(ns, job), (pods) => pods.length === 0, 30_000)
+  await eventually(
+    'pods of the deleted Job to be collected',
+    () => podsOfJob(ns, job),
+    (pods) => pods.length === 0,
+    30_000
+  )
 })
 
 test('kwok serves pod logs through the API server', async () => {
@@ -70,7 +97,9 @@ test('helm upgrade of a changed plain migration Job fails with the immutable-fie
   expect(install.code).toBe(0)
   const upgrade = helm('upgrade', release, chart, '-n', ns, '--set', 'migrationVersion=2', '--set', 'hookJob=false')
   expect(upgrade.code).not.toBe(0)
-  expect(upgrade.stderr).toMatch(/UPGRADE FAILED: cannot patch "immut-migrate" with kind Job: Job\.batch "immut-migrate" is invalid: spec\.template: .*field is immutable/)
+  expect(upgrade.stderr).toMatch(
+    /UPGRADE FAILED: cannot patch "immut-migrate" with kind Job: Job\.batch "immut-migrate" is invalid: spec\.template: .*field is immutable/
+  )
   // The same values again: the template is unchanged, so the upgrade goes through.
   expect(helm('upgrade', release, chart, '-n', ns, '--set', 'migrationVersion=1', '--set', 'hookJob=false').code).toBe(0)
 })

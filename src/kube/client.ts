@@ -52,7 +52,7 @@ export class KubeJobsClient implements JobsClient {
   private readonly watcher: Watch
   private readonly logs: Log
 
-  constructor(private readonly kc: KubeConfig) {
+  constructor(kc: KubeConfig) {
     this.batch = kc.makeApiClient(BatchV1Api)
     this.core = kc.makeApiClient(CoreV1Api)
     this.watcher = new Watch(kc)

@@ -107,7 +107,8 @@ export function decodeKubeconfig(value: string): string {
     if (/apiVersion|clusters|current-context/.test(decoded)) return decoded
     throw new SettingsError(`Invalid ${INPUT.kubeconfig}: it looks like base64 but does not decode to a kubeconfig`)
   }
-  if (!/clusters\s*:|"clusters"/.test(text)) throw new SettingsError(`Invalid ${INPUT.kubeconfig}: expected kubeconfig YAML (with clusters:) or the same base64-encoded`)
+  if (!/clusters\s*:|"clusters"/.test(text))
+    throw new SettingsError(`Invalid ${INPUT.kubeconfig}: expected kubeconfig YAML (with clusters:) or the same base64-encoded`)
   return text
 }
 
@@ -118,14 +119,16 @@ const JOB_NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/
 export function parseSettings(read: ReadInput, env: NodeJS.ProcessEnv = process.env): Settings {
   const kubeconfigInput = optional(read, INPUT.kubeconfig)
   const namespace = optional(read, INPUT.namespace)
-  if (namespace !== undefined && !DNS_LABEL.test(namespace)) throw new SettingsError(`Invalid ${INPUT.namespace} '${namespace}': expected a namespace name (lowercase letters, digits and '-')`)
+  if (namespace !== undefined && !DNS_LABEL.test(namespace))
+    throw new SettingsError(`Invalid ${INPUT.namespace} '${namespace}': expected a namespace name (lowercase letters, digits and '-')`)
 
   const jobs = optional(read, INPUT.jobs)
     ?.split(/[,\n]/)
     .map((j) => j.trim())
     .filter((j) => j !== '')
   for (const job of jobs ?? []) {
-    if (!JOB_NAME.test(job) || job.length > 253) throw new SettingsError(`Invalid ${INPUT.jobs} entry '${job}': expected a Job name (lowercase letters, digits, '-' and '.')`)
+    if (!JOB_NAME.test(job) || job.length > 253)
+      throw new SettingsError(`Invalid ${INPUT.jobs} entry '${job}': expected a Job name (lowercase letters, digits, '-' and '.')`)
   }
   const scope: Scope = {
     release: optional(read, INPUT.release),
@@ -134,7 +137,9 @@ export function parseSettings(read: ReadInput, env: NodeJS.ProcessEnv = process.
     jobs: jobs && jobs.length > 0 ? jobs : undefined
   }
   if (!scope.release && !scope.manifest && !scope.selector && !scope.jobs) {
-    throw new SettingsError(`No scope: set at least one of ${INPUT.release}, ${INPUT.manifest}, ${INPUT.selector} or ${INPUT.jobs}, so that only the Jobs you mean are touched`)
+    throw new SettingsError(
+      `No scope: set at least one of ${INPUT.release}, ${INPUT.manifest}, ${INPUT.selector} or ${INPUT.jobs}, so that only the Jobs you mean are touched`
+    )
   }
 
   return {

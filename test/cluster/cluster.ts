@@ -109,7 +109,12 @@ export async function startCluster(dir: string, log: (line: string) => void = ()
       '--log-level=warn'
     ])
     step('etcd started')
-    await waitFor('etcd /health', () => httpOk(`${etcdUrl}/health`), 30_000, () => logTail(dir, '1-etcd'))
+    await waitFor(
+      'etcd /health',
+      () => httpOk(`${etcdUrl}/health`),
+      30_000,
+      () => logTail(dir, '1-etcd')
+    )
 
     const pki = join(dir, 'pki')
     const token = randomBytes(24).toString('hex')
@@ -142,8 +147,18 @@ export async function startCluster(dir: string, log: (line: string) => void = ()
     ])
     step('kube-apiserver started')
     const caFile = join(pki, 'apiserver.crt')
-    await waitFor('kube-apiserver certificate', async () => existsSync(caFile), 60_000, () => logTail(dir, '2-kube-apiserver'))
-    await waitFor('kube-apiserver /readyz', () => httpsOk(`${server}/readyz`, caFile, token), 90_000, () => logTail(dir, '2-kube-apiserver'))
+    await waitFor(
+      'kube-apiserver certificate',
+      async () => existsSync(caFile),
+      60_000,
+      () => logTail(dir, '2-kube-apiserver')
+    )
+    await waitFor(
+      'kube-apiserver /readyz',
+      () => httpsOk(`${server}/readyz`, caFile, token),
+      90_000,
+      () => logTail(dir, '2-kube-apiserver')
+    )
     step('kube-apiserver ready')
 
     const kubeconfig = join(dir, 'kubeconfig')
@@ -157,15 +172,21 @@ export async function startCluster(dir: string, log: (line: string) => void = ()
     startProcess(dir, '4-kube-scheduler', join(bin, 'kube-scheduler'), common)
     writeFileSync(join(dir, 'kwok.yaml'), kwokConfig())
     // KWOK_WORKDIR: kwok would otherwise also load ~/.kwok/kwok.yaml if a user has one.
-    startProcess(dir, '5-kwok', join(bin, 'kwok'), [
-      `--kubeconfig=${kubeconfig}`,
-      `--config=${join(dir, 'kwok.yaml')}`,
-      '--manage-all-nodes=false',
-      '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake',
-      `--server-address=127.0.0.1:${kwokPort}`,
-      '--node-ip=127.0.0.1',
-      `--node-port=${kwokPort}`
-    ], { KWOK_WORKDIR: join(dir, 'kwok') })
+    startProcess(
+      dir,
+      '5-kwok',
+      join(bin, 'kwok'),
+      [
+        `--kubeconfig=${kubeconfig}`,
+        `--config=${join(dir, 'kwok.yaml')}`,
+        '--manage-all-nodes=false',
+        '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake',
+        `--server-address=127.0.0.1:${kwokPort}`,
+        '--node-ip=127.0.0.1',
+        `--node-port=${kwokPort}`
+      ],
+      { KWOK_WORKDIR: join(dir, 'kwok') }
+    )
     step('controllers, scheduler and kwok started')
 
     const kc = new KubeConfig()

@@ -34,7 +34,11 @@ export function isAlive(pid: number): boolean {
 /** The last lines of a component's log, for error messages. */
 export function logTail(dir: string, name: string, lines = 15): string {
   try {
-    return readFileSync(join(dir, 'logs', `${name}.log`), 'utf8').trimEnd().split('\n').slice(-lines).join('\n')
+    return readFileSync(join(dir, 'logs', `${name}.log`), 'utf8')
+      .trimEnd()
+      .split('\n')
+      .slice(-lines)
+      .join('\n')
   } catch {
     return '(no log)'
   }

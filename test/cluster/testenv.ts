@@ -29,7 +29,9 @@ export async function createNamespace(prefix: string): Promise<string> {
 }
 
 export async function deleteNamespace(name: string): Promise<void> {
-  await coreApi().deleteNamespace({ name }).catch(() => undefined)
+  await coreApi()
+    .deleteNamespace({ name })
+    .catch(() => undefined)
 }
 
 /** How a test Job's pod behaves on the fake node. */
@@ -100,7 +102,11 @@ export async function eventually<T>(what: string, probe: () => Promise<T>, check
 }
 
 export async function waitForJobCondition(namespace: string, name: string, condition: 'Complete' | 'Failed'): Promise<V1Job> {
-  const job = await eventually(`Job ${namespace}/${name} ${condition}`, () => getJob(namespace, name), (j) => jobCondition(j) !== undefined)
+  const job = await eventually(
+    `Job ${namespace}/${name} ${condition}`,
+    () => getJob(namespace, name),
+    (j) => jobCondition(j) !== undefined
+  )
   if (jobCondition(job) !== condition) throw new Error(`Job ${namespace}/${name} ended ${jobCondition(job)}, expected ${condition}`)
   return job as V1Job
 }

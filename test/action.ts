@@ -1,0 +1,53 @@
+// Runs the bundled action (node dist/index.js) the way the GitHub runner does: inputs as INPUT_*
+// variables, and GITHUB_OUTPUT, GITHUB_STEP_SUMMARY and GITHUB_STATE files; the post step gets
+// the main step's saved state as STATE_* variables.
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { testCluster } from './cluster/testenv.ts'
+
+const bundle = join(import.meta.dirname, '..', 'dist', 'index.js')
+
+export interface ActionRun {
+  code: number
+  stdout: string
+  stderr: string
+  outputs: Record<string, string>
+  summary: string
+  /** What the step saved with core.saveState. */
+  state: Record<string, string>
+}
+
+/** Parses the runner's file-command format: name<<DELIMITER\nvalue\nDELIMITER. */
+export function parseFileCommands(text: string): Record<string, string> {
+  const values: Record<string, string> = {}
+  const re = /^(.+?)<<(\S+)\n([\s\S]*?)\n?\2$/gm
+  for (const m of text.matchAll(re)) values[m[1]] = m[3]
+  return values
+}
+
+/** Runs one step of the action: `main` (default) or `post` with the state `main` saved. */
+export function runAction(inputs: Record<string, string>, options: { post?: ActionRun; env?: Record<string, string> } = {}): ActionRun {
+  const dir = mkdtempSync(join(tmpdir(), 'job-sweeper-step-'))
+  const files = { GITHUB_OUTPUT: join(dir, 'output'), GITHUB_STEP_SUMMARY: join(dir, 'summary'), GITHUB_STATE: join(dir, 'state') }
+  for (const f of Object.values(files)) writeFileSync(f, '')
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '',
+    RUNNER_TEMP: dir,
+    KUBECONFIG: testCluster().kubeconfig,
+    ...files
+  }
+  for (const [name, value] of Object.entries(inputs)) env[`INPUT_${name.toUpperCase()}`] = value
+  for (const [name, value] of Object.entries(options.post?.state ?? {})) env[`STATE_${name}`] = value
+  const result = spawnSync(process.execPath, [bundle], { encoding: 'utf8', env: { ...env, ...options.env }, timeout: 170_000 })
+  return {
+    code: result.status ?? -1,
+    stdout: result.stdout,
+    stderr: result.stderr,
+    outputs: parseFileCommands(readFileSync(files.GITHUB_OUTPUT, 'utf8')),
+    summary: readFileSync(files.GITHUB_STEP_SUMMARY, 'utf8'),
+    state: parseFileCommands(readFileSync(files.GITHUB_STATE, 'utf8'))
+  }
+}

@@ -1,0 +1,30 @@
+// Smoke test of the committed bundle, run as the runner runs it.
+import { runAction } from './action.ts'
+import { createNamespace, deleteNamespace } from './cluster/testenv.ts'
+
+let ns: string
+beforeAll(async () => {
+  ns = await createNamespace('bundle')
+})
+afterAll(async () => {
+  await deleteNamespace(ns)
+})
+
+test('node dist/index.js runs main and post steps and exits cleanly', () => {
+  const main = runAction({ release: 'nothing-here', namespace: ns })
+  expect(main.stderr).toBe('')
+  expect(main.code).toBe(0)
+  expect(main.outputs.pruned).toBe('[]')
+  expect(main.outputs.kept).toBe('[]')
+  expect(main.summary).toContain('No Jobs in scope: nothing to do.')
+  expect(main.state.isPost).toBe('true')
+
+  const post = runAction({ release: 'nothing-here', namespace: ns }, { post: main })
+  expect(post.code).toBe(0)
+})
+
+test('a bad input fails the step with a message naming it', () => {
+  const run = runAction({ release: 'x', namespace: ns, 'wait-timeout': '3 days' })
+  expect(run.code).toBe(1)
+  expect(run.stdout).toContain("::error::Invalid wait-timeout '3 days': expected a duration like 90s, 15m, 1h30m, 7d, or seconds")
+})
