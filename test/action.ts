@@ -1,7 +1,7 @@
 // Runs the bundled action (node dist/index.js) the way the GitHub runner does: inputs as INPUT_*
 // variables, and GITHUB_OUTPUT, GITHUB_STEP_SUMMARY and GITHUB_STATE files; the post step gets
 // the main step's saved state as STATE_* variables.
-import { spawnSync } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -28,7 +28,7 @@ export function parseFileCommands(text: string): Record<string, string> {
 }
 
 /** Runs one step of the action: `main` (default) or `post` with the state `main` saved. */
-export function runAction(inputs: Record<string, string>, options: { post?: ActionRun; env?: Record<string, string> } = {}): ActionRun {
+export async function runAction(inputs: Record<string, string>, options: { post?: ActionRun; env?: Record<string, string> } = {}): Promise<ActionRun> {
   const dir = mkdtempSync(join(tmpdir(), 'job-sweeper-step-'))
   const files = { GITHUB_OUTPUT: join(dir, 'output'), GITHUB_STEP_SUMMARY: join(dir, 'summary'), GITHUB_STATE: join(dir, 'state') }
   for (const f of Object.values(files)) writeFileSync(f, '')
@@ -41,13 +41,23 @@ export function runAction(inputs: Record<string, string>, options: { post?: Acti
   }
   for (const [name, value] of Object.entries(inputs)) env[`INPUT_${name.toUpperCase()}`] = value
   for (const [name, value] of Object.entries(options.post?.state ?? {})) env[`STATE_${name}`] = value
-  const result = spawnSync(process.execPath, [bundle], { encoding: 'utf8', env: { ...env, ...options.env }, timeout: 170_000 })
+  const child = spawn(process.execPath, [bundle], { env: { ...env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()))
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()))
+  const code = await new Promise<number>((resolve) => child.on('close', (c) => resolve(c ?? -1)))
   return {
-    code: result.status ?? -1,
-    stdout: result.stdout,
-    stderr: result.stderr,
+    code,
+    stdout,
+    stderr,
     outputs: parseFileCommands(readFileSync(files.GITHUB_OUTPUT, 'utf8')),
     summary: readFileSync(files.GITHUB_STEP_SUMMARY, 'utf8'),
     state: parseFileCommands(readFileSync(files.GITHUB_STATE, 'utf8'))
   }
+}
+
+/** The JSON array of one of the pruned/kept/waited outputs, as names. */
+export function outputNames(run: ActionRun, output: string): string[] {
+  return (JSON.parse(run.outputs[output] ?? '[]') as { name: string }[]).map((j) => j.name).sort()
 }

@@ -10,8 +10,8 @@ afterAll(async () => {
   await deleteNamespace(ns)
 })
 
-test('node dist/index.js runs main and post steps and exits cleanly', () => {
-  const main = runAction({ release: 'nothing-here', namespace: ns })
+test('node dist/index.js runs main and post steps and exits cleanly', async () => {
+  const main = await runAction({ release: 'nothing-here', namespace: ns })
   expect(main.stderr).toBe('')
   expect(main.code).toBe(0)
   expect(main.outputs.pruned).toBe('[]')
@@ -19,12 +19,12 @@ test('node dist/index.js runs main and post steps and exits cleanly', () => {
   expect(main.summary).toContain('No Jobs in scope: nothing to do.')
   expect(main.state.isPost).toBe('true')
 
-  const post = runAction({ release: 'nothing-here', namespace: ns }, { post: main })
+  const post = await runAction({ release: 'nothing-here', namespace: ns }, { post: main })
   expect(post.code).toBe(0)
 })
 
-test('a bad input fails the step with a message naming it', () => {
-  const run = runAction({ release: 'x', namespace: ns, 'wait-timeout': '3 days' })
+test('a bad input fails the step with a message naming it', async () => {
+  const run = await runAction({ release: 'x', namespace: ns, 'wait-timeout': '3 days' })
   expect(run.code).toBe(1)
   expect(run.stdout).toContain("::error::Invalid wait-timeout '3 days': expected a duration like 90s, 15m, 1h30m, 7d, or seconds")
 })

@@ -1,0 +1,241 @@
+// The pre phase end to end: the bundled action (node dist/index.js, run as the runner runs it)
+// against the real cluster, with the real helm, and decoys that must survive every scenario.
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { outputNames, runAction, type ActionRun } from './action.ts'
+import {
+  batchApi,
+  coreApi,
+  createJob,
+  createNamespace,
+  deleteNamespace,
+  eventually,
+  getJob,
+  helm,
+  jobCondition,
+  kubectl,
+  waitForJobCondition
+} from './cluster/testenv.ts'
+import { pinnedKubernetesVersion } from './cluster/cluster.ts'
+import { createDecoys, missingDecoys, type Decoy } from './decoys.ts'
+
+const chart = join(import.meta.dirname, 'chart', 'migrate-demo')
+const release = 'app'
+let ns: string
+let otherNs: string
+let decoys: Decoy[]
+
+beforeEach(async () => {
+  ns = await createNamespace('pre')
+  otherNs = await createNamespace('pre-other')
+  decoys = await createDecoys(ns, otherNs, release)
+})
+
+afterEach(async () => {
+  expect(await missingDecoys(decoys)).toEqual([])
+  await Promise.all([deleteNamespace(ns), deleteNamespace(otherNs)])
+})
+
+function install(values: string[]): void {
+  const result = helm('install', release, chart, '-n', ns, '--wait', '--wait-for-jobs', ...values.flatMap((v) => ['--set', v]))
+  if (result.code !== 0) throw new Error(`helm install failed: ${result.stderr}`)
+}
+
+function upgrade(values: string[]): ReturnType<typeof helm> {
+  return helm('upgrade', release, chart, '-n', ns, ...values.flatMap((v) => ['--set', v]))
+}
+
+function expectSucceeded(run: ActionRun): void {
+  expect({ code: run.code, errors: run.stdout.split('\n').filter((l) => l.startsWith('::error')) }).toEqual({ code: 0, errors: [] })
+}
+
+/** A Job of the release as Helm would have left it, whose pod is held Running. */
+async function runningReleaseJob(name: string): Promise<string> {
+  const job = await createJob({
+    namespace: ns,
+    name,
+    behaviour: 'hold',
+    annotations: { 'meta.helm.sh/release-name': release, 'meta.helm.sh/release-namespace': ns }
+  })
+  await eventually(
+    `${name} running`,
+    () => getJob(ns, name),
+    (j) => j?.status?.active === 1
+  )
+  return job.metadata?.uid ?? ''
+}
+
+const releaseHold = (name: string): void => {
+  expect(kubectl('label', 'pod', '-n', ns, '-l', `job-name=${name}`, 'job-sweeper.test/hold-').code).toBe(0)
+}
+
+describe('release scope', () => {
+  test('the upgrade that fails on the changed migration Job succeeds right after the pre phase', async () => {
+    install(['migrationVersion=1'])
+    const before = await getJob(ns, `${release}-migrate`)
+    expect(upgrade(['migrationVersion=2']).stderr).toContain('field is immutable')
+
+    const run = await runAction({ release, namespace: ns })
+    expectSucceeded(run)
+    expect(outputNames(run, 'pruned')).toEqual([`${release}-migrate`])
+    // The hook decoy is of the same release: in scope, kept, and the summary says why.
+    expect(outputNames(run, 'kept')).toEqual([`${release}-pre-upgrade-hook`])
+    expect(JSON.parse(run.outputs.kept)[0].reason).toContain('hook Job (helm.sh/hook: pre-upgrade)')
+    expect(run.summary).toContain('**1 pruned · 0 waited · 1 kept**')
+    expect(await getJob(ns, `${release}-migrate`)).toBeUndefined()
+    expect((await coreApi().listNamespacedPod({ namespace: ns, labelSelector: `batch.kubernetes.io/controller-uid=${before?.metadata?.uid}` })).items).toEqual(
+      []
+    )
+
+    const events = await coreApi().listNamespacedEvent({ namespace: ns, fieldSelector: 'reason=JobSwept' })
+    expect(events.items.map((e) => e.involvedObject.name)).toEqual([`${release}-migrate`])
+
+    const upgraded = upgrade(['migrationVersion=2'])
+    expect(upgraded.stderr).toBe('')
+    expect(upgraded.code).toBe(0)
+  })
+
+  test('include-hooks sweeps the hook Job of the release too', async () => {
+    install(['migrationVersion=1'])
+    const hook = decoys.find((d) => d.why === 'a Helm hook Job') as Decoy
+    decoys = decoys.filter((d) => d !== hook)
+    await waitForJobCondition(ns, hook.name, 'Complete')
+    const run = await runAction({ release, namespace: ns, 'include-hooks': 'true' })
+    expectSucceeded(run)
+    expect(outputNames(run, 'pruned')).toEqual([`${release}-migrate`, hook.name])
+    expect(await getJob(ns, hook.name)).toBeUndefined()
+  })
+})
+
+describe('manifest scope', () => {
+  function template(values: string[]): string {
+    const rendered = helm('template', release, chart, '-n', ns, '--kube-version', pinnedKubernetesVersion(), ...values.flatMap((v) => ['--set', v]))
+    expect(rendered.stderr).toBe('')
+    const file = join(mkdtempSync(join(tmpdir(), 'rendered-')), 'rendered.yaml')
+    writeFileSync(file, rendered.stdout)
+    return file
+  }
+
+  test('a Job whose rendered template changed is pruned, and the upgrade succeeds', async () => {
+    install(['migrationVersion=1'])
+    const run = await runAction({ manifest: template(['migrationVersion=2']), namespace: ns })
+    expectSucceeded(run)
+    expect(outputNames(run, 'pruned')).toEqual([`${release}-migrate`])
+    expect(JSON.parse(run.outputs.pruned)[0].reason).toContain('differs from the rendered manifest')
+    expect(upgrade(['migrationVersion=2']).code).toBe(0)
+  })
+
+  test('an unchanged Job is kept, and the upgrade still succeeds', async () => {
+    install(['migrationVersion=1'])
+    const before = await getJob(ns, `${release}-migrate`)
+    const run = await runAction({ manifest: template(['migrationVersion=1']), namespace: ns })
+    expectSucceeded(run)
+    expect(outputNames(run, 'pruned')).toEqual([])
+    const kept = JSON.parse(run.outputs.kept) as { name: string; reason: string }[]
+    expect(kept.find((k) => k.name === `${release}-migrate`)?.reason).toBe('unchanged — the upgrade will not touch it')
+    expect((await getJob(ns, `${release}-migrate`))?.metadata?.uid).toBe(before?.metadata?.uid)
+    expect(upgrade(['migrationVersion=1']).code).toBe(0)
+  })
+})
+
+describe('a conflicting Job still running', () => {
+  test('wait: proceeds once it completes, then deletes it', async () => {
+    const name = `${release}-migrate`
+    await runningReleaseJob(name)
+    const pending = runAction({ release, namespace: ns, 'on-running': 'wait', 'wait-timeout': '2m' })
+    await new Promise((r) => setTimeout(r, 3000))
+    expect(jobCondition(await getJob(ns, name))).toBeUndefined() // still running, still there
+    releaseHold(name)
+    const run = await pending
+    expectSucceeded(run)
+    expect(outputNames(run, 'waited')).toEqual([name])
+    expect(outputNames(run, 'pruned')).toEqual([name])
+    expect(run.stdout).toContain(`Job ${ns}/${name} finished: succeeded`)
+    expect(await getJob(ns, name)).toBeUndefined()
+  })
+
+  test('fail: fails naming it and deletes nothing', async () => {
+    const name = `${release}-migrate`
+    const uid = await runningReleaseJob(name)
+    await createJob({
+      namespace: ns,
+      name: `${release}-old-finished`,
+      annotations: { 'meta.helm.sh/release-name': release, 'meta.helm.sh/release-namespace': ns }
+    })
+    await waitForJobCondition(ns, `${release}-old-finished`, 'Complete')
+    const run = await runAction({ release, namespace: ns, 'on-running': 'fail' })
+    expect(run.code).toBe(1)
+    expect(run.stdout).toContain(`::error::Job ${ns}/${name} is still running`)
+    expect(run.stdout).toContain('on-running is fail; nothing was deleted')
+    expect((await getJob(ns, name))?.metadata?.uid).toBe(uid)
+    expect(await getJob(ns, `${release}-old-finished`)).toBeDefined()
+    expect(outputNames(run, 'pruned')).toEqual([])
+  })
+
+  test('delete: deletes it while it runs', async () => {
+    const name = `${release}-migrate`
+    await runningReleaseJob(name)
+    const run = await runAction({ release, namespace: ns, 'on-running': 'delete' })
+    expectSucceeded(run)
+    expect(outputNames(run, 'pruned')).toEqual([name])
+    expect(JSON.parse(run.outputs.pruned)[0].status).toBe('running')
+    expect(await getJob(ns, name)).toBeUndefined()
+  })
+
+  test('wait with a short timeout: fails naming it and deletes nothing', async () => {
+    const name = `${release}-migrate`
+    const uid = await runningReleaseJob(name)
+    await createJob({
+      namespace: ns,
+      name: `${release}-old-finished`,
+      annotations: { 'meta.helm.sh/release-name': release, 'meta.helm.sh/release-namespace': ns }
+    })
+    await waitForJobCondition(ns, `${release}-old-finished`, 'Complete')
+    const run = await runAction({ release, namespace: ns, 'on-running': 'wait', 'wait-timeout': '3s' })
+    expect(run.code).toBe(1)
+    expect(run.stdout).toMatch(new RegExp(`::error::Job ${ns}/${name} did not finish within wait-timeout 3s \\(running for \\d+s\\); nothing was deleted`))
+    expect((await getJob(ns, name))?.metadata?.uid).toBe(uid)
+    expect(await getJob(ns, `${release}-old-finished`)).toBeDefined()
+    expect(outputNames(run, 'pruned')).toEqual([])
+  })
+})
+
+test('a failed prior Job: its logs are saved before it is deleted, and its tail is in the summary', async () => {
+  const result = helm('install', release, chart, '-n', ns, '--set', 'failMigration=true', '--set', 'hookJob=false')
+  expect(result.code).toBe(0)
+  const failed = await waitForJobCondition(ns, `${release}-migrate`, 'Failed')
+  const logsDir = mkdtempSync(join(tmpdir(), 'logs-'))
+  const run = await runAction({ release, namespace: ns, 'logs-dir': logsDir })
+  expectSucceeded(run)
+  expect(outputNames(run, 'pruned')).toEqual([`${release}-migrate`])
+  expect(run.outputs['logs-dir']).toBe(logsDir)
+  const pods = await coreApi().listNamespacedPod({ namespace: ns, labelSelector: `batch.kubernetes.io/controller-uid=${failed.metadata?.uid}` })
+  expect(pods.items).toEqual([]) // the pod is gone: its log could only have been read before
+  const jobDir = join(logsDir, ns, `${release}-migrate`)
+  const [podDir] = readdirSync(jobDir).map((d) => join(jobDir, d))
+  const log = readFileSync(join(podDir, 'migrate.log'), 'utf8')
+  expect(log).toContain('migrate: ERROR: relation "tuples" already exists')
+  expect(run.summary).toContain(`Last lines of failed Job ${release}-migrate`)
+  expect(run.summary).toContain('migrate: ERROR: relation &quot;tuples&quot; already exists')
+  // The other release's failed Job (a decoy) was neither deleted nor harvested.
+  expect(existsSync(join(logsDir, ns, 'other-release-migrate'))).toBe(false)
+})
+
+test('dry-run changes nothing', async () => {
+  install(['migrationVersion=1'])
+  await runningReleaseJob(`${release}-second`)
+  const snapshot = async (): Promise<string[]> => {
+    const all = await batchApi().listJobForAllNamespaces()
+    return all.items.map((j) => `${j.metadata?.namespace}/${j.metadata?.name}/${j.metadata?.uid}/${j.metadata?.deletionTimestamp ?? 'live'}`).sort()
+  }
+  const before = await snapshot()
+  const run = await runAction({ release, namespace: ns, 'dry-run': 'true', 'on-running': 'delete' })
+  expectSucceeded(run)
+  expect(await snapshot()).toEqual(before)
+  expect(run.summary).toContain('DRY RUN — nothing was changed')
+  expect(run.summary).toContain('2 would be pruned')
+  expect(outputNames(run, 'pruned')).toEqual([`${release}-migrate`, `${release}-second`])
+  const events = await coreApi().listNamespacedEvent({ namespace: ns, fieldSelector: 'reason=JobSwept' })
+  expect(events.items).toEqual([])
+})

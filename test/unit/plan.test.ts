@@ -1,0 +1,136 @@
+// The pre phase's planner, table-driven: every rule, with the reason users will read.
+import { planPrune, shouldHarvest, type Observed, type PruneAction } from '../../src/plan/plan.ts'
+import { parseSettings, type Settings } from '../../src/settings/settings.ts'
+import { NOW, newJob, type JobShape } from './jobs.ts'
+
+function settings(inputs: Record<string, string>): Settings {
+  return parseSettings((name) => inputs[name] ?? '', {})
+}
+
+interface Case {
+  name: string
+  inputs: Record<string, string>
+  jobs: JobShape[]
+  manifest?: Record<string, string | undefined>
+  /** Job name → action and a fragment of the reason; Jobs out of scope are absent. */
+  expected: Record<string, [PruneAction, string]>
+}
+
+const cases: Case[] = [
+  {
+    name: 'succeeded Job of the release → delete',
+    inputs: { release: 'app' },
+    jobs: [{ name: 'app-migrate', release: 'app' }],
+    expected: { 'app-migrate': ['delete', 'succeeded; a Job’s pod template is immutable'] }
+  },
+  {
+    name: 'failed Job of the release → delete',
+    inputs: { release: 'app' },
+    jobs: [{ name: 'app-migrate', release: 'app', status: 'failed' }],
+    expected: { 'app-migrate': ['delete', 'failed;'] }
+  },
+  {
+    name: 'Job of another release, or of the same release in another namespace → out of scope',
+    inputs: { release: 'app' },
+    jobs: [{ name: 'other-migrate', release: 'other' }, { name: 'app-migrate', release: 'app', releaseNamespace: 'staging' }, { name: 'unowned' }],
+    expected: {}
+  },
+  {
+    name: 'Helm hook Job → keep, naming the annotation',
+    inputs: { release: 'app' },
+    jobs: [{ name: 'app-hook', release: 'app', hook: 'pre-upgrade' }],
+    expected: { 'app-hook': ['keep', 'hook Job (helm.sh/hook: pre-upgrade)'] }
+  },
+  {
+    name: 'Argo CD hook Job → keep',
+    inputs: { release: 'app' },
+    jobs: [{ name: 'app-sync', release: 'app', argoHook: 'PreSync' }],
+    expected: { 'app-sync': ['keep', 'argocd.argoproj.io/hook: PreSync'] }
+  },
+  {
+    name: 'Helm hook Job with include-hooks → delete',
+    inputs: { release: 'app', 'include-hooks': 'true' },
+    jobs: [{ name: 'app-hook', release: 'app', hook: 'pre-upgrade' }],
+    expected: { 'app-hook': ['delete', 'succeeded'] }
+  },
+  {
+    name: 'running Job, on-running wait (default) → wait, saying for how long it ran',
+    inputs: { release: 'app' },
+    jobs: [{ name: 'app-migrate', release: 'app', status: 'running', age: 180 }],
+    expected: { 'app-migrate': ['wait', 'running for 3m; waiting for it to finish, then deleting it'] }
+  },
+  {
+    name: 'running Job, on-running delete → delete',
+    inputs: { release: 'app', 'on-running': 'delete' },
+    jobs: [{ name: 'app-migrate', release: 'app', status: 'running', age: 30 }],
+    expected: { 'app-migrate': ['delete', 'running for 30s; deleting it anyway (on-running: delete'] }
+  },
+  {
+    name: 'running Job, on-running fail → block',
+    inputs: { release: 'app', 'on-running': 'fail' },
+    jobs: [{ name: 'app-migrate', release: 'app', status: 'running', age: 3700 }],
+    expected: { 'app-migrate': ['block', 'running for 1h1m40s and on-running is fail'] }
+  },
+  {
+    name: 'Job already being deleted → delete (wait until gone)',
+    inputs: { release: 'app' },
+    jobs: [{ name: 'app-migrate', release: 'app', status: 'terminating' }],
+    expected: { 'app-migrate': ['delete', 'already being deleted'] }
+  },
+  {
+    name: 'jobs input → only the named Jobs',
+    inputs: { jobs: 'db-migrate, seed\nreindex' },
+    jobs: [{ name: 'db-migrate' }, { name: 'reindex', status: 'failed' }, { name: 'nightly-backup' }],
+    expected: { 'db-migrate': ['delete', 'succeeded'], reindex: ['delete', 'failed'] }
+  },
+  {
+    name: 'release and jobs combine: a Job must match both',
+    inputs: { release: 'app', jobs: 'app-migrate' },
+    jobs: [{ name: 'app-migrate', release: 'app' }, { name: 'app-seed', release: 'app' }, { name: 'app-migrate-2' }],
+    expected: { 'app-migrate': ['delete', 'succeeded'] }
+  },
+  {
+    name: 'manifest: changed template → delete with the API server’s reason; unchanged → keep; not rendered → out of scope',
+    inputs: { manifest: 'rendered.yaml' },
+    jobs: [{ name: 'app-migrate' }, { name: 'app-seed' }, { name: 'legacy' }],
+    manifest: { 'app-migrate': 'spec.template: field is immutable', 'app-seed': undefined },
+    expected: {
+      'app-migrate': ['delete', 'differs from the rendered manifest: spec.template: field is immutable'],
+      'app-seed': ['keep', 'unchanged — the upgrade will not touch it']
+    }
+  },
+  {
+    name: 'manifest: unchanged running Job → keep (no need to wait)',
+    inputs: { manifest: 'rendered.yaml', 'on-running': 'fail' },
+    jobs: [{ name: 'app-migrate', status: 'running' }],
+    manifest: { 'app-migrate': undefined },
+    expected: { 'app-migrate': ['keep', 'unchanged'] }
+  }
+]
+
+test.each(cases)('$name', ({ inputs, jobs, manifest, expected }) => {
+  const observed: Observed = {
+    namespace: 'prod',
+    jobs: jobs.map(newJob),
+    manifest: manifest ? new Map(Object.entries(manifest)) : undefined
+  }
+  const plan = planPrune(observed, settings({ namespace: 'prod', ...inputs }), NOW)
+  const actual = Object.fromEntries(plan.jobs.map((p) => [p.name, p.action]))
+  expect(actual).toEqual(Object.fromEntries(Object.entries(expected).map(([name, [action]]) => [name, action])))
+  for (const p of plan.jobs) expect(p.reason).toContain(expected[p.name][1])
+})
+
+test('the plan reports each Job’s age at the given clock', () => {
+  const plan = planPrune({ namespace: 'prod', jobs: [newJob({ name: 'a', release: 'app', age: 7200 })] }, settings({ release: 'app' }), NOW)
+  expect(plan.jobs[0].ageSeconds).toBe(7200)
+})
+
+test.each([
+  ['failed', 'failed', true],
+  ['failed', 'succeeded', false],
+  ['failed', 'running', false],
+  ['all', 'succeeded', true],
+  ['none', 'failed', false]
+] as const)('harvest-logs %s, Job %s → harvest %s', (harvest, status, expected) => {
+  expect(shouldHarvest(harvest, status)).toBe(expected)
+})
