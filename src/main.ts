@@ -1,26 +1,26 @@
-// The action's run: settings → observe → plan → execute → report. The only place that turns an
-// error into core.setFailed.
+// The action's run: settings → observe → plan → execute → report, for the phase at hand. The
+// only place that turns an error into core.setFailed.
 import * as core from '@actions/core'
 import * as github from '@actions/github'
-import { executePrune, type PruneResult } from './execute/prune.ts'
-import { KubeJobsClient } from './kube/client.ts'
+import type { ExecuteContext, RunResult } from './execute/outcome.ts'
+import { executePrune } from './execute/prune.ts'
+import { executeRetention } from './execute/retention.ts'
+import { KubeJobsClient, type JobsClient } from './kube/client.ts'
 import { apiErrorMessage } from './kube/errors.ts'
 import { loadKubeConfig } from './kube/kubeconfig.ts'
-import { observe } from './observe/observe.ts'
-import { planPrune } from './plan/plan.ts'
+import { observe, observeSweep } from './observe/observe.ts'
+import { planPrune, type Observed, type PlannedJob } from './plan/plan.ts'
+import { planPost, planSweep } from './plan/retention.ts'
 import { writeReport } from './report/write.ts'
-import { INPUT, parseSettings, type Settings } from './settings/settings.ts'
+import { INPUT, parseSettings, type Phase, type Settings } from './settings/settings.ts'
 
-/** Keys of the state the main step hands to the post step. */
-export const STATE = { isPost: 'isPost' } as const
-
-/** "owner/repo run 42 (https://…/actions/runs/42)" when running in GitHub Actions. */
-function runDescription(): string | undefined {
-  const { runId, serverUrl } = github.context
-  if (!runId || !process.env.GITHUB_REPOSITORY) return undefined
-  const { owner, repo } = github.context.repo
-  return `workflow run ${serverUrl}/${owner}/${repo}/actions/runs/${runId}`
-}
+/** Keys of the state the main step hands to the post step (core.saveState / getState). */
+export const STATE = {
+  /** Set by the main step: the next run of this action in the job is its post step. */
+  isPost: 'isPost',
+  /** `completed` once the main step's pre phase succeeded: only then does the post step run. */
+  prePhase: 'pre-phase'
+} as const
 
 /**
  * Registers a secret with the runner. Outside GitHub Actions nothing consumes `::add-mask::`, so
@@ -38,36 +38,71 @@ function readSettings(): Settings {
   return parseSettings((name) => core.getInput(name))
 }
 
-/** The pre phase: clear the Jobs that would make helm upgrade fail. */
-export async function runPre(settings: Settings): Promise<PruneResult> {
-  const kc = loadKubeConfig(settings.kubeconfig, settings.context, mask)
-  const client = new KubeJobsClient(kc)
-  const observed = await core.group('Observe', async () => {
-    const o = await observe(client, settings, (m) => core.warning(m))
-    core.info(`${o.jobs.length} Job(s) in namespace ${o.namespace}${settings.scope.selector ? ` matching ${settings.scope.selector}` : ''}`)
-    return o
-  })
-  const plan = planPrune(observed, settings, new Date())
-  core.startGroup(`Plan: ${plan.jobs.length} Job(s) in scope`)
-  for (const p of plan.jobs) core.info(`${p.action.padEnd(6)} ${p.name} (${p.status}): ${p.reason}`)
-  core.endGroup()
-  return core.group(settings.dryRun ? 'Execute (dry run: nothing is changed)' : 'Execute', () =>
-    executePrune(plan, client, settings, { info: (m) => core.info(m), warning: (m) => core.warning(m), runDescription: runDescription() })
-  )
+/** The workflow run, when running in GitHub Actions: for Events and annotations. */
+function workflowRun(): ExecuteContext['run'] {
+  const { runId, serverUrl, sha } = github.context
+  if (!runId || !process.env.GITHUB_REPOSITORY) return undefined
+  const { owner, repo } = github.context.repo
+  return { url: `${serverUrl}/${owner}/${repo}/actions/runs/${runId}`, commit: sha || undefined }
 }
 
-export async function run(): Promise<void> {
-  if (core.getState(STATE.isPost) === 'true') {
-    core.info('job-sweeper post step: the post-deployment phase is not part of this version yet; nothing to do')
-    return
+async function observed(what: string, look: () => Promise<Observed>): Promise<Observed> {
+  return core.group('Observe', async () => {
+    const o = await look()
+    core.info(`${o.jobs.length} Job(s) ${what} in ${o.namespace}`)
+    return o
+  })
+}
+
+function showPlan(jobs: PlannedJob[]): void {
+  core.startGroup(`Plan: ${jobs.length} Job(s) in scope`)
+  for (const p of jobs) core.info(`${p.action.padEnd(7)} ${p.namespace}/${p.name} (${p.status}): ${p.reason}`)
+  core.endGroup()
+}
+
+/** Runs one phase against the cluster the settings name. */
+export async function runPhase(phase: Phase, settings: Settings): Promise<RunResult> {
+  const client: JobsClient = new KubeJobsClient(loadKubeConfig(settings.kubeconfig, settings.context, mask))
+  const ctx: ExecuteContext = { phase, info: (m) => core.info(m), warning: (m) => core.warning(m), run: workflowRun() }
+  const warn = (m: string): void => core.warning(m)
+  const executeGroup = settings.dryRun ? 'Execute (dry run: nothing is changed)' : 'Execute'
+  const selector = settings.scope.selector ? `matching ${settings.scope.selector}` : 'listed'
+  const now = new Date()
+  switch (phase) {
+    case 'pre': {
+      const plan = planPrune(await observed(selector, () => observe(client, settings, warn, true)), settings, now)
+      showPlan(plan.jobs)
+      return core.group(executeGroup, () => executePrune(plan, client, settings, ctx))
+    }
+    case 'post': {
+      const plan = planPost(await observed(selector, () => observe(client, settings, warn, false)), settings, now)
+      showPlan(plan.jobs)
+      return core.group(executeGroup, () => executeRetention(plan, client, settings, ctx))
+    }
+    case 'sweep': {
+      const plan = planSweep(await observed(selector, () => observeSweep(client, settings)), settings, now)
+      showPlan(plan.jobs)
+      return core.group(executeGroup, () => executePrune(plan, client, settings, ctx))
+    }
   }
-  core.saveState(STATE.isPost, 'true')
+}
+
+/** Entry of both the main and the post step (action.yml runs dist/index.js for each). */
+export async function run(): Promise<void> {
+  const isPost = core.getState(STATE.isPost) === 'true'
+  if (!isPost) core.saveState(STATE.isPost, 'true')
   try {
+    if (isPost && core.getState(STATE.prePhase) !== 'completed') {
+      core.info('job-sweeper post step: the main step did not complete a pre phase, so there is nothing to do')
+      return
+    }
     const settings = readSettings()
-    const result = await runPre(settings)
-    await writeReport(result, 'pre', settings.logsDir)
+    const phase: Phase = isPost ? 'post' : settings.phase
+    const result = await runPhase(phase, settings)
+    await writeReport(result, settings.logsDir)
     for (const w of result.warnings) core.warning(w)
     if (result.errors.length > 0) core.setFailed(result.errors.join('\n'))
+    else if (!isPost && phase === 'pre') core.saveState(STATE.prePhase, 'completed')
   } catch (e) {
     core.setFailed(apiErrorMessage(e))
   }

@@ -9,7 +9,7 @@ import { createDecoys, missingDecoys, type Decoy } from './decoys.ts'
 let ns: string
 let otherNs: string
 let decoys: Decoy[]
-const quiet = { info: () => undefined, warning: () => undefined }
+const quiet = { info: () => undefined, warning: () => undefined, phase: 'pre' as const }
 
 beforeEach(async () => {
   ns = await createNamespace('exec')
@@ -59,6 +59,20 @@ test('a Job held by a finalizer that is not Kubernetes’ own is reported, never
   expect(still?.metadata?.uid).toBe(job.metadata?.uid)
   expect(still?.metadata?.finalizers).toContain('example.com/keep')
   await batchApi().patchNamespacedJob({ name: 'held-by-finalizer', namespace: ns, body: [{ op: 'remove', path: '/metadata/finalizers' }] })
+})
+
+test('lists cross pages: every Job arrives when the API server pages them', async () => {
+  const names = Array.from({ length: 12 }, (_, i) => `paged-${String(i).padStart(2, '0')}`)
+  for (const name of names)
+    await batchApi().createNamespacedJob({
+      namespace: ns,
+      body: { metadata: { name }, spec: { suspend: true, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'x' }] } } } }
+    })
+  const paged = new KubeJobsClient(kubeConfig(), 5)
+  const listed = (await paged.listJobs(ns)).map((j) => j.metadata?.name).filter((n) => n?.startsWith('paged-'))
+  expect(listed.sort()).toEqual(names)
+  const everywhere = (await paged.listAllJobs()).filter((j) => j.metadata?.namespace === ns && j.metadata?.name?.startsWith('paged-'))
+  expect(everywhere).toHaveLength(12)
 })
 
 async function waitFor(check: () => Promise<boolean>): Promise<void> {

@@ -6,54 +6,14 @@ import { WaitTimeout, type JobsClient } from '../kube/client.ts'
 import { apiErrorMessage } from '../kube/errors.ts'
 import type { PlannedJob, PrunePlan } from '../plan/plan.ts'
 import { shouldHarvest } from '../plan/plan.ts'
-import { isFinished, jobStatus, type JobStatus } from '../plan/predicates.ts'
+import { isFinished, jobStatus } from '../plan/predicates.ts'
 import { formatDuration } from '../settings/duration.ts'
 import type { Settings } from '../settings/settings.ts'
-import { harvestLogs, type HarvestedLogs } from './logs.ts'
-
-/** What happened to one Job. */
-export type OutcomeKind = 'kept' | 'waited' | 'pruned' | 'would-prune' | 'gone' | 'replaced' | 'blocked' | 'error'
-
-export interface JobOutcome {
-  namespace: string
-  name: string
-  /** The Job's status when it was last seen. */
-  status: JobStatus
-  ageSeconds: number
-  action: PlannedJob['action']
-  /** pruned/would-prune/kept/...: the result; a waited Job that was then pruned has waited = true. */
-  result: OutcomeKind
-  waited: boolean
-  reason: string
-  logs?: HarvestedLogs
-}
-
-export interface PruneResult {
-  namespace: string
-  dryRun: boolean
-  outcomes: JobOutcome[]
-  /** Problems that fail the step, each naming its Job. */
-  errors: string[]
-  /** Problems that do not (unreadable logs, an event that could not be recorded). */
-  warnings: string[]
-}
-
-/** Where the executor reports progress; the action passes @actions/core's functions. */
-export interface ExecuteContext {
-  info: (message: string) => void
-  warning: (message: string) => void
-  /** Names the workflow run in the Events recorded on deleted Jobs. */
-  runDescription?: string
-  /** How often a long wait prints that it is still waiting. */
-  progressEveryMs?: number
-}
+import { harvestLogs } from './logs.ts'
+import { outcome, withProgress, type ExecuteContext, type JobOutcome, type RunResult } from './outcome.ts'
 
 // Kubernetes' own finalizers, which its controllers remove; any other one belongs to someone else.
 const KUBERNETES_FINALIZERS = new Set(['foregroundDeletion', 'orphan', 'batch.kubernetes.io/job-tracking'])
-
-function outcome(p: PlannedJob, result: OutcomeKind, reason = p.reason, status = p.status): JobOutcome {
-  return { namespace: p.namespace, name: p.name, status, ageSeconds: p.ageSeconds, action: p.action, result, waited: false, reason, logs: undefined }
-}
 
 /** Outcomes of a run that deletes nothing because of the `blocking` Jobs (Job → why). */
 function abandon(plan: PrunePlan, blocking: Map<PlannedJob, string>): JobOutcome[] {
@@ -64,19 +24,8 @@ function abandon(plan: PrunePlan, blocking: Map<PlannedJob, string>): JobOutcome
   })
 }
 
-/** Waits on `work` while printing, every `everyMs`, that it is still waiting for `what()`. */
-async function withProgress<T>(work: Promise<T>, what: () => string, ctx: ExecuteContext): Promise<T> {
-  const started = Date.now()
-  const timer = setInterval(() => ctx.info(`still waiting (${formatDuration((Date.now() - started) / 1000)}) for ${what()}`), ctx.progressEveryMs ?? 15_000)
-  try {
-    return await work
-  } finally {
-    clearInterval(timer)
-  }
-}
-
-export async function executePrune(plan: PrunePlan, client: JobsClient, settings: Settings, ctx: ExecuteContext): Promise<PruneResult> {
-  const result: PruneResult = { namespace: plan.namespace, dryRun: settings.dryRun, outcomes: [], errors: [], warnings: [] }
+export async function executePrune(plan: PrunePlan, client: JobsClient, settings: Settings, ctx: ExecuteContext): Promise<RunResult> {
+  const result: RunResult = { phase: ctx.phase, namespace: plan.namespace, dryRun: settings.dryRun, outcomes: [], errors: [], warnings: [] }
   const blocked = plan.jobs.filter((p) => p.action === 'block')
   if (blocked.length > 0) {
     result.outcomes = abandon(plan, new Map(blocked.map((p) => [p, p.reason])))
@@ -166,7 +115,7 @@ export async function executePrune(plan: PrunePlan, client: JobsClient, settings
 }
 
 /** Re-reads, harvests logs and deletes one Job; never throws. */
-async function deleteOne(p: PlannedJob, client: JobsClient, settings: Settings, ctx: ExecuteContext, result: PruneResult): Promise<JobOutcome> {
+async function deleteOne(p: PlannedJob, client: JobsClient, settings: Settings, ctx: ExecuteContext, result: RunResult): Promise<JobOutcome> {
   try {
     const job = await client.getJob(p.namespace, p.name)
     if (!job) return outcome(p, 'gone', `${p.reason} — already gone`)
@@ -182,7 +131,7 @@ async function deleteOne(p: PlannedJob, client: JobsClient, settings: Settings, 
     if (deleted === 'gone') return { ...out, result: 'gone', reason: `${p.reason} — already gone` }
     if (deleted === 'replaced') return { ...out, result: 'replaced', reason: 'a new Job took its name since it was planned; left alone' }
     ctx.info(`deleted Job ${p.namespace}/${p.name} (${status})`)
-    const message = `Deleted by job-sweeper before helm upgrade: ${p.reason}${ctx.runDescription ? ` (${ctx.runDescription})` : ''}`
+    const message = `Deleted by job-sweeper (${ctx.phase} phase): ${p.reason}${ctx.run?.url ? ` (workflow run ${ctx.run.url})` : ''}`
     await client
       .recordEvent(job, { reason: 'JobSwept', message, type: 'Normal' })
       .catch((e: unknown) => result.warnings.push(`could not record an Event for Job ${p.namespace}/${p.name}: ${apiErrorMessage(e)}`))

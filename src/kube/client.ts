@@ -1,7 +1,7 @@
 // The narrow interface job-sweeper needs from Kubernetes, and its one real implementation over
 // @kubernetes/client-node. Everything above this file takes JobsClient, not the library.
 import { PassThrough } from 'node:stream'
-import { BatchV1Api, CoreV1Api, KubeConfig, Log, Watch, type V1Job, type V1Pod } from '@kubernetes/client-node'
+import { BatchV1Api, CoreV1Api, KubeConfig, Log, PatchStrategy, Watch, setHeaderOptions, type V1Job, type V1JobList, type V1Pod } from '@kubernetes/client-node'
 import { apiErrorMessage, statusCode } from './errors.ts'
 
 /** Result of a delete with a UID precondition. */
@@ -19,10 +19,17 @@ export interface JobsClient {
   readonly defaultNamespace: string
   /** All Jobs in `namespace` matching the label selector (paginated). */
   listJobs(namespace: string, labelSelector?: string): Promise<V1Job[]>
+  /** All Jobs in every namespace matching the label selector (paginated). */
+  listAllJobs(labelSelector?: string): Promise<V1Job[]>
   /** The Job, or undefined when it does not exist. */
   getJob(namespace: string, name: string): Promise<V1Job | undefined>
   /** Deletes the Job if it still has `uid`, with foreground propagation (its pods go first). */
   deleteJob(namespace: string, name: string, uid: string): Promise<DeleteResult>
+  /**
+   * JSON merge patch of the Job if it still has `uid` (the UID in the patch makes the API server
+   * refuse a Job that took the name since); undefined when it is gone or was replaced.
+   */
+  patchJob(namespace: string, name: string, uid: string, patch: object): Promise<V1Job | undefined>
   /** Server-side dry-run replace of the live Job by `job`: undefined if accepted, else the API server's refusal. */
   dryRunReplaceJob(namespace: string, job: V1Job): Promise<string | undefined>
   /**
@@ -45,6 +52,18 @@ export class WaitTimeout extends Error {
 
 const PAGE_SIZE = 500
 
+/** Follows `continue` tokens, so thousands of Jobs arrive in pages of PAGE_SIZE. */
+async function allPages(list: (_continue: string | undefined) => Promise<V1JobList>): Promise<V1Job[]> {
+  const jobs: V1Job[] = []
+  let _continue: string | undefined
+  do {
+    const page = await list(_continue)
+    jobs.push(...page.items)
+    _continue = page.metadata?._continue || undefined
+  } while (_continue)
+  return jobs
+}
+
 export class KubeJobsClient implements JobsClient {
   readonly defaultNamespace: string
   private readonly batch: BatchV1Api
@@ -52,7 +71,11 @@ export class KubeJobsClient implements JobsClient {
   private readonly watcher: Watch
   private readonly logs: Log
 
-  constructor(kc: KubeConfig) {
+  private readonly pageSize: number
+
+  /** `pageSize`: how many Jobs one list request returns (tests make it small to cross pages). */
+  constructor(kc: KubeConfig, pageSize = PAGE_SIZE) {
+    this.pageSize = pageSize
     this.batch = kc.makeApiClient(BatchV1Api)
     this.core = kc.makeApiClient(CoreV1Api)
     this.watcher = new Watch(kc)
@@ -60,15 +83,24 @@ export class KubeJobsClient implements JobsClient {
     this.defaultNamespace = kc.getContextObject(kc.getCurrentContext())?.namespace || 'default'
   }
 
-  async listJobs(namespace: string, labelSelector?: string): Promise<V1Job[]> {
-    const jobs: V1Job[] = []
-    let _continue: string | undefined
-    do {
-      const page = await this.batch.listNamespacedJob({ namespace, labelSelector, limit: PAGE_SIZE, _continue })
-      jobs.push(...page.items)
-      _continue = page.metadata?._continue || undefined
-    } while (_continue)
-    return jobs
+  listJobs(namespace: string, labelSelector?: string): Promise<V1Job[]> {
+    return allPages((_continue) => this.batch.listNamespacedJob({ namespace, labelSelector, limit: this.pageSize, _continue }))
+  }
+
+  listAllJobs(labelSelector?: string): Promise<V1Job[]> {
+    return allPages((_continue) => this.batch.listJobForAllNamespaces({ labelSelector, limit: this.pageSize, _continue }))
+  }
+
+  async patchJob(namespace: string, name: string, uid: string, patch: object): Promise<V1Job | undefined> {
+    const body = { ...patch, metadata: { ...(patch as { metadata?: object }).metadata, uid } }
+    try {
+      // Without the header client-node sends a JSON Patch (a list of operations), not a merge patch.
+      return await this.batch.patchNamespacedJob({ name, namespace, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch))
+    } catch (e) {
+      // 404: gone; 409/422: the UID differs (a new Job has the name).
+      if (statusCode(e) === 404 || statusCode(e) === 409 || (statusCode(e) === 422 && /uid/i.test(apiErrorMessage(e)))) return undefined
+      throw e
+    }
   }
 
   async getJob(namespace: string, name: string): Promise<V1Job | undefined> {

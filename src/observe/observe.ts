@@ -1,5 +1,6 @@
 // Observe: read what the plan needs from the cluster (and the rendered manifest), change nothing.
 import { readFile } from 'node:fs/promises'
+import type { V1Job } from '@kubernetes/client-node'
 import type { JobsClient } from '../kube/client.ts'
 import type { Observed } from '../plan/plan.ts'
 import { INPUT, SettingsError, type Settings } from '../settings/settings.ts'
@@ -18,22 +19,26 @@ async function readManifest(path: string): Promise<string> {
   }
 }
 
+async function manifestJobs(settings: Settings, manifestPath: string): Promise<V1Job[]> {
+  try {
+    return renderedJobs(await readManifest(manifestPath))
+  } catch (e) {
+    if (e instanceof SettingsError) throw e
+    throw new SettingsError(`Invalid ${INPUT.manifest} '${manifestPath}': not YAML (${(e as Error).message.split('\n')[0]})`)
+  }
+}
+
 /**
- * Lists the candidate Jobs and, with `manifest`, asks the API server (server-side dry run) whether
- * each rendered Job could replace the live one of the same name.
+ * Lists the candidate Jobs in the one namespace of the pre and post phases. With `manifest` and
+ * `compareTemplates` (pre), asks the API server (server-side dry run) whether each rendered Job
+ * could replace the live one of the same name.
  */
-export async function observe(client: JobsClient, settings: Settings, warn: (message: string) => void): Promise<Observed> {
+export async function observe(client: JobsClient, settings: Settings, warn: (message: string) => void, compareTemplates: boolean): Promise<Observed> {
   const namespace = targetNamespace(settings, client)
   const jobs = await client.listJobs(namespace, settings.scope.selector)
   if (settings.scope.manifest === undefined) return { namespace, jobs }
 
-  let rendered
-  try {
-    rendered = renderedJobs(await readManifest(settings.scope.manifest))
-  } catch (e) {
-    if (e instanceof SettingsError) throw e
-    throw new SettingsError(`Invalid ${INPUT.manifest} '${settings.scope.manifest}': not YAML (${(e as Error).message.split('\n')[0]})`)
-  }
+  const rendered = await manifestJobs(settings, settings.scope.manifest)
   const manifest = new Map<string, string | undefined>()
   for (const job of rendered) {
     const name = job.metadata?.name ?? ''
@@ -43,8 +48,20 @@ export async function observe(client: JobsClient, settings: Settings, warn: (mes
       continue
     }
     const live = jobs.find((j) => j.metadata?.name === name)
-    manifest.set(name, live ? await client.dryRunReplaceJob(namespace, replacementFor(job, live)) : undefined)
+    manifest.set(name, live && compareTemplates ? await client.dryRunReplaceJob(namespace, replacementFor(job, live)) : undefined)
   }
   if (rendered.length === 0) warn(`${INPUT.manifest} '${settings.scope.manifest}' names no batch/v1 Jobs: nothing is in scope`)
   return { namespace, jobs, manifest }
+}
+
+/** The sweep's candidates: every listed namespace (or all of them), paginated. */
+export async function observeSweep(client: JobsClient, settings: Settings): Promise<Observed> {
+  const selector = settings.scope.selector
+  const namespaces = settings.namespaces ?? [client.defaultNamespace]
+  const jobs = settings.allNamespaces ? await client.listAllJobs(selector) : (await Promise.all(namespaces.map((ns) => client.listJobs(ns, selector)))).flat()
+  const manifest =
+    settings.scope.manifest === undefined
+      ? undefined
+      : new Map((await manifestJobs(settings, settings.scope.manifest)).map((j) => [j.metadata?.name ?? '', undefined]))
+  return { namespace: settings.allNamespaces ? 'all namespaces' : namespaces.join(', '), jobs, manifest }
 }

@@ -4,10 +4,13 @@
 import type { V1Job } from '@kubernetes/client-node'
 import type { HarvestLogs, Settings } from '../settings/settings.ts'
 import { formatDuration } from '../settings/duration.ts'
-import { ageSeconds, belongsToRelease, hookAnnotation, jobStatus, type JobStatus } from './predicates.ts'
+import { ageSeconds, belongsToRelease, finishedAt, hookAnnotation, isFinished, jobStatus, type JobStatus } from './predicates.ts'
 
-/** keep: leave it; wait: wait for it to finish, then delete; delete: delete now; block: fail the step. */
-export type PruneAction = 'keep' | 'wait' | 'delete' | 'block'
+/**
+ * keep: leave it; wait: wait for it to finish, then act (pre: delete it; post: set its exact TTL);
+ * delete: delete now; block: fail the step, change nothing; set-ttl: give it its retention.
+ */
+export type JobAction = 'keep' | 'wait' | 'delete' | 'block' | 'set-ttl'
 
 /** One Job and the decision about it. */
 export interface PlannedJob {
@@ -16,16 +19,23 @@ export interface PlannedJob {
   uid: string
   status: JobStatus
   ageSeconds: number
-  action: PruneAction
+  action: JobAction
   /** Why, for the summary. */
   reason: string
+  /** Post: the ttlSecondsAfterFinished to set (null: remove it, the Job is kept forever). */
+  ttlSeconds?: number | null
+  /** The Job's retention for the summary's TTL column: "1h (40m left)", "expired 2h ago". */
+  retention?: string
+  /** Seconds since the Job finished, if it has. */
+  finishedSecondsAgo?: number
   job: V1Job
 }
 
 /** What observe() saw: the candidate Jobs, and for manifest scope, the rendered Jobs' verdicts. */
 export interface Observed {
+  /** The namespace worked in (sweep: the namespaces, for the summary). */
   namespace: string
-  /** Jobs in the namespace (already narrowed by the label selector, if any). */
+  /** Jobs in the namespace(s) (already narrowed by the label selector, if any). */
   jobs: V1Job[]
   /** With `manifest`: Job name → undefined if the live Job's template equals the rendered one, else why not. */
   manifest?: Map<string, string | undefined>
@@ -40,18 +50,14 @@ export interface PrunePlan {
 export function inScope(job: V1Job, observed: Observed, settings: Settings): boolean {
   const name = job.metadata?.name ?? ''
   const { release, jobs } = settings.scope
-  if (release !== undefined && !belongsToRelease(job, release, observed.namespace)) return false
+  if (release !== undefined && !belongsToRelease(job, release, job.metadata?.namespace ?? observed.namespace)) return false
   if (jobs !== undefined && !jobs.includes(name)) return false
   if (observed.manifest !== undefined && !observed.manifest.has(name)) return false
   return true
 }
 
-function decide(job: V1Job, status: JobStatus, age: number, observed: Observed, settings: Settings): { action: PruneAction; reason: string } {
+function decide(job: V1Job, status: JobStatus, age: number, observed: Observed, settings: Settings): { action: JobAction; reason: string } {
   const name = job.metadata?.name ?? ''
-  const hook = hookAnnotation(job)
-  if (hook && !settings.includeHooks) {
-    return { action: 'keep', reason: `hook Job (${hook.key}: ${hook.value}): its own hook-delete-policy manages it; set include-hooks to sweep it` }
-  }
   if (status === 'terminating') return { action: 'delete', reason: 'already being deleted; waiting until it is gone' }
   let conflict = 'a Job’s pod template is immutable, so helm upgrade fails while it exists'
   if (observed.manifest !== undefined) {
@@ -73,25 +79,42 @@ function decide(job: V1Job, status: JobStatus, age: number, observed: Observed, 
   return { action: 'delete', reason: `${status}; ${conflict}` }
 }
 
+/** A PlannedJob for `job` with the decision made about it. */
+export function plannedJob(job: V1Job, observed: Observed, now: Date, decision: Pick<PlannedJob, 'action' | 'reason'> & Partial<PlannedJob>): PlannedJob {
+  const finished = finishedAt(job)
+  return {
+    namespace: job.metadata?.namespace ?? observed.namespace,
+    name: job.metadata?.name ?? '',
+    uid: job.metadata?.uid ?? '',
+    status: jobStatus(job),
+    ageSeconds: ageSeconds(job, now),
+    finishedSecondsAgo: finished && isFinished(job) ? Math.max(0, (now.getTime() - finished.getTime()) / 1000) : undefined,
+    job,
+    ...decision
+  }
+}
+
+/** The Jobs in scope, hooks set aside (kept, with the reason) unless include-hooks. */
+export function jobsInScope(observed: Observed, settings: Settings, now: Date): { candidates: V1Job[]; hooks: PlannedJob[] } {
+  const candidates: V1Job[] = []
+  const hooks: PlannedJob[] = []
+  for (const job of observed.jobs.filter((j) => inScope(j, observed, settings))) {
+    const hook = hookAnnotation(job)
+    if (hook && !settings.includeHooks) {
+      const reason = `hook Job (${hook.key}: ${hook.value}): its own hook-delete-policy manages it; set include-hooks to include it`
+      hooks.push(plannedJob(job, observed, now, { action: 'keep', reason }))
+    } else candidates.push(job)
+  }
+  return { candidates, hooks }
+}
+
+export const byName = (a: PlannedJob, b: PlannedJob): number => a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name)
+
 /** Decides, for every Job in scope, what the pre phase does with it. */
 export function planPrune(observed: Observed, settings: Settings, now: Date): PrunePlan {
-  const jobs = observed.jobs
-    .filter((job) => inScope(job, observed, settings))
-    .map((job): PlannedJob => {
-      const status = jobStatus(job)
-      const age = ageSeconds(job, now)
-      return {
-        namespace: observed.namespace,
-        name: job.metadata?.name ?? '',
-        uid: job.metadata?.uid ?? '',
-        status,
-        ageSeconds: age,
-        ...decide(job, status, age, observed, settings),
-        job
-      }
-    })
-    .sort((a, b) => a.name.localeCompare(b.name))
-  return { namespace: observed.namespace, jobs }
+  const { candidates, hooks } = jobsInScope(observed, settings, now)
+  const jobs = candidates.map((job) => plannedJob(job, observed, now, decide(job, jobStatus(job), ageSeconds(job, now), observed, settings)))
+  return { namespace: observed.namespace, jobs: [...jobs, ...hooks].sort(byName) }
 }
 
 /** Whether a Job's logs are saved before it is deleted, given its final status. */

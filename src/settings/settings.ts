@@ -6,9 +6,11 @@ import { parseDuration } from './duration.ts'
 
 /** Input names: part of the public interface (action.yml and README document each). */
 export const INPUT = {
+  phase: 'phase',
   kubeconfig: 'kubeconfig',
   context: 'context',
   namespace: 'namespace',
+  allNamespaces: 'all-namespaces',
   release: 'release',
   manifest: 'manifest',
   selector: 'selector',
@@ -18,8 +20,16 @@ export const INPUT = {
   waitTimeout: 'wait-timeout',
   harvestLogs: 'harvest-logs',
   logsDir: 'logs-dir',
-  dryRun: 'dry-run'
+  dryRun: 'dry-run',
+  ttl: 'ttl',
+  failureGrace: 'failure-grace',
+  waitForJobs: 'wait-for-jobs',
+  failOnJobFailure: 'fail-on-job-failure'
 } as const
+
+export const PHASES = ['pre', 'post', 'sweep'] as const
+/** pre: before helm upgrade; post: after the deployment; sweep: scheduled garbage collection. */
+export type Phase = (typeof PHASES)[number]
 
 export const ON_RUNNING = ['wait', 'delete', 'fail'] as const
 /** What to do with a conflicting Job that is still running. */
@@ -43,12 +53,18 @@ export interface Scope {
 
 /** Everything one run needs to know, parsed and validated. */
 export interface Settings {
+  /** Which phase runs (the post entry of a one-step setup runs `post` regardless). */
+  phase: Phase
   /** Kubeconfig content (YAML), decoded from base64 when given so; undefined: the default loading rules. */
   kubeconfig?: string
   /** Kubeconfig context to use; undefined: the current context. */
   context?: string
   /** Namespace to work in; undefined: the context's namespace, else `default`. */
   namespace?: string
+  /** Sweep only: the namespaces to sweep (the namespace input as a list); undefined: `namespace`. */
+  namespaces?: string[]
+  /** Sweep only: every namespace. */
+  allNamespaces: boolean
   /** Which Jobs are in scope. At least one field is set. */
   scope: Scope
   /** Whether Helm/Argo hook Jobs are in scope (their own delete policies manage them otherwise). */
@@ -63,6 +79,14 @@ export interface Settings {
   logsDir: string
   /** Plan and report only; change nothing. */
   dryRun: boolean
+  /** Retention of a succeeded Job after it finished, in seconds; null: never delete it. */
+  ttlSeconds: number | null
+  /** Retention of a failed Job after it finished, in seconds; null: never delete it. */
+  failureGraceSeconds: number | null
+  /** Post: how long to wait for running Jobs to finish, in seconds; 0: don't wait. */
+  waitForJobsSeconds: number
+  /** Post: fail the step when a Job it waited for failed. */
+  failOnJobFailure: boolean
 }
 
 /** A bad input: the message names the input, the value and what was expected. */
@@ -94,6 +118,15 @@ function duration(read: ReadInput, name: string, fallback: string): number {
   return seconds
 }
 
+/** A retention: a duration, or `never` (null). */
+function retention(read: ReadInput, name: string, fallback: string): number | null {
+  const value = read(name).trim() || fallback
+  if (value.toLowerCase() === 'never') return null
+  const seconds = parseDuration(value)
+  if (seconds === undefined) throw new SettingsError(`Invalid ${name} '${value}': expected never, or a duration like 90s, 15m, 1h30m, 7d, or seconds`)
+  return seconds
+}
+
 function optional(read: ReadInput, name: string): string | undefined {
   const value = read(name).trim()
   return value === '' ? undefined : value
@@ -115,18 +148,31 @@ export function decodeKubeconfig(value: string): string {
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/
 const JOB_NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/
 
+/** Items of a comma- or newline-separated input. */
+function list(value: string): string[] {
+  return value
+    .split(/[,\n]/)
+    .map((item) => item.trim())
+    .filter((item) => item !== '')
+}
+
 /** Parses and validates the inputs; throws SettingsError naming the first bad input. */
 export function parseSettings(read: ReadInput, env: NodeJS.ProcessEnv = process.env): Settings {
+  const phase = oneOf(read, INPUT.phase, PHASES, 'pre')
   const kubeconfigInput = optional(read, INPUT.kubeconfig)
-  const namespace = optional(read, INPUT.namespace)
-  if (namespace !== undefined && !DNS_LABEL.test(namespace))
-    throw new SettingsError(`Invalid ${INPUT.namespace} '${namespace}': expected a namespace name (lowercase letters, digits and '-')`)
+  const namespaces = list(read(INPUT.namespace))
+  for (const ns of namespaces) {
+    if (!DNS_LABEL.test(ns)) throw new SettingsError(`Invalid ${INPUT.namespace} '${ns}': expected a namespace name (lowercase letters, digits and '-')`)
+  }
+  if (namespaces.length > 1 && phase !== 'sweep') {
+    throw new SettingsError(`Invalid ${INPUT.namespace} '${namespaces.join(', ')}': the ${phase} phase works in one namespace; lists are for phase: sweep`)
+  }
+  const allNamespaces = bool(read, INPUT.allNamespaces, false)
+  if (allNamespaces && phase !== 'sweep') throw new SettingsError(`Invalid ${INPUT.allNamespaces} 'true': only phase: sweep works across namespaces`)
+  if (allNamespaces && namespaces.length > 0) throw new SettingsError(`Set either ${INPUT.namespace} or ${INPUT.allNamespaces}, not both`)
 
-  const jobs = optional(read, INPUT.jobs)
-    ?.split(/[,\n]/)
-    .map((j) => j.trim())
-    .filter((j) => j !== '')
-  for (const job of jobs ?? []) {
+  const jobs = list(read(INPUT.jobs))
+  for (const job of jobs) {
     if (!JOB_NAME.test(job) || job.length > 253)
       throw new SettingsError(`Invalid ${INPUT.jobs} entry '${job}': expected a Job name (lowercase letters, digits, '-' and '.')`)
   }
@@ -134,7 +180,7 @@ export function parseSettings(read: ReadInput, env: NodeJS.ProcessEnv = process.
     release: optional(read, INPUT.release),
     manifest: optional(read, INPUT.manifest),
     selector: optional(read, INPUT.selector),
-    jobs: jobs && jobs.length > 0 ? jobs : undefined
+    jobs: jobs.length > 0 ? jobs : undefined
   }
   if (!scope.release && !scope.manifest && !scope.selector && !scope.jobs) {
     throw new SettingsError(
@@ -143,15 +189,22 @@ export function parseSettings(read: ReadInput, env: NodeJS.ProcessEnv = process.
   }
 
   return {
+    phase,
     kubeconfig: kubeconfigInput === undefined ? undefined : decodeKubeconfig(kubeconfigInput),
     context: optional(read, INPUT.context),
-    namespace,
+    namespace: namespaces[0],
+    namespaces: namespaces.length > 0 ? namespaces : undefined,
+    allNamespaces,
     scope,
     includeHooks: bool(read, INPUT.includeHooks, false),
     onRunning: oneOf(read, INPUT.onRunning, ON_RUNNING, 'wait'),
     waitTimeoutSeconds: duration(read, INPUT.waitTimeout, '10m'),
     harvestLogs: oneOf(read, INPUT.harvestLogs, HARVEST_LOGS, 'failed'),
     logsDir: optional(read, INPUT.logsDir) ?? join(env.RUNNER_TEMP || tmpdir(), 'job-sweeper', 'logs'),
-    dryRun: bool(read, INPUT.dryRun, false)
+    dryRun: bool(read, INPUT.dryRun, false),
+    ttlSeconds: retention(read, INPUT.ttl, '1h'),
+    failureGraceSeconds: retention(read, INPUT.failureGrace, '24h'),
+    waitForJobsSeconds: duration(read, INPUT.waitForJobs, '0'),
+    failOnJobFailure: bool(read, INPUT.failOnJobFailure, true)
   }
 }

@@ -1,5 +1,5 @@
 // The pre phase's planner, table-driven: every rule, with the reason users will read.
-import { planPrune, shouldHarvest, type Observed, type PruneAction } from '../../src/plan/plan.ts'
+import { planPrune, shouldHarvest, type Observed, type JobAction } from '../../src/plan/plan.ts'
 import { parseSettings, type Settings } from '../../src/settings/settings.ts'
 import { NOW, newJob, type JobShape } from './jobs.ts'
 
@@ -13,7 +13,7 @@ interface Case {
   jobs: JobShape[]
   manifest?: Record<string, string | undefined>
   /** Job name → action and a fragment of the reason; Jobs out of scope are absent. */
-  expected: Record<string, [PruneAction, string]>
+  expected: Record<string, [JobAction, string]>
 }
 
 const cases: Case[] = [

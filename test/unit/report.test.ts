@@ -1,13 +1,13 @@
 // The report: headline, rows, log tails, banners — and nothing from the cluster unescaped.
-import type { JobOutcome, PruneResult } from '../../src/execute/prune.ts'
+import type { JobOutcome, RunResult } from '../../src/execute/outcome.ts'
 import { buildReport } from '../../src/report/summary.ts'
 
 function outcome(o: Partial<JobOutcome> & { name: string }): JobOutcome {
   return { namespace: 'prod', status: 'succeeded', ageSeconds: 90, action: 'delete', result: 'pruned', waited: false, reason: 'r', ...o }
 }
 
-function result(outcomes: JobOutcome[], extra: Partial<PruneResult> = {}): PruneResult {
-  return { namespace: 'prod', dryRun: false, outcomes, errors: [], warnings: [], ...extra }
+function result(outcomes: JobOutcome[], extra: Partial<RunResult> = {}): RunResult {
+  return { phase: 'pre', namespace: 'prod', dryRun: false, outcomes, errors: [], warnings: [], ...extra }
 }
 
 test('headline counts pruned, waited and kept; every Job has a row', () => {
@@ -17,24 +17,23 @@ test('headline counts pruned, waited and kept; every Job has a row', () => {
       outcome({ name: 'b', waited: true, action: 'wait' }),
       outcome({ name: 'c', result: 'kept', action: 'keep' }),
       outcome({ name: 'd', result: 'kept', action: 'keep' })
-    ]),
-    'pre'
+    ])
   )
   expect(report.markdown).toContain('**2 pruned · 1 waited · 2 kept**')
-  expect(report.markdown).toContain('| b | prod | succeeded | 1m30s | waited, pruned | r |')
+  expect(report.markdown).toContain('| b | prod | succeeded | 1m30s | — | waited, pruned | r | — |')
   expect(report.outputs.pruned.map((j) => j.name)).toEqual(['a', 'b'])
   expect(report.outputs.waited).toEqual([{ namespace: 'prod', name: 'b', status: 'succeeded', reason: 'r' }])
   expect(report.outputs.kept.map((j) => j.name)).toEqual(['c', 'd'])
 })
 
 test('a run with nothing to do still writes a one-line summary', () => {
-  const report = buildReport(result([]), 'pre')
+  const report = buildReport(result([]))
   expect(report.markdown).toContain('No Jobs in scope: nothing to do.')
-  expect(report.outputs).toEqual({ pruned: [], kept: [], waited: [] })
+  expect(report.outputs).toEqual({ pruned: [], kept: [], waited: [], 'ttl-set': [] })
 })
 
 test('dry run: banner, and "would be pruned"', () => {
-  const report = buildReport(result([outcome({ name: 'a', result: 'would-prune' })], { dryRun: true }), 'pre')
+  const report = buildReport(result([outcome({ name: 'a', result: 'would-prune' })], { dryRun: true }))
   expect(report.markdown).toContain('DRY RUN — nothing was changed')
   expect(report.markdown).toContain('**1 would be pruned · 0 waited · 0 kept**')
 })
@@ -51,12 +50,11 @@ test('names, reasons and log lines from the cluster are escaped', () => {
         })
       ],
       { errors: ['Job prod/<b>bad</b> failed'] }
-    ),
-    'pre'
+    )
   )
   expect(report.markdown).not.toMatch(/<script>|<\/pre><script>|<b>/)
   expect(report.markdown).toContain('| evil&#124;&lt;script&gt;alert(1)&lt;/script&gt; | prod | failed |')
-  expect(report.markdown).toContain('uses &#96;backticks&#96; and &#124; pipes and a newline |')
+  expect(report.markdown).toContain('uses &#96;backticks&#96; and &#124; pipes and a newline | — |')
   expect(report.markdown).toContain('<pre>&lt;/pre&gt;&lt;script&gt;alert(2)&lt;/script&gt;\na | b `c`</pre>')
   expect(report.markdown).toContain('- Job prod/&lt;b&gt;bad&lt;/b&gt; failed')
   // The JSON outputs keep the real values: they are data, not markup.
@@ -65,6 +63,6 @@ test('names, reasons and log lines from the cluster are escaped', () => {
 
 test('log tails are shown for failed Jobs only', () => {
   const tails = [{ file: 'ok.log', lines: ['all good'] }]
-  const report = buildReport(result([outcome({ name: 'ok', status: 'succeeded', logs: { files: ['ok.log'], problems: [], tails } })]), 'pre')
+  const report = buildReport(result([outcome({ name: 'ok', status: 'succeeded', logs: { files: ['ok.log'], problems: [], tails } })]))
   expect(report.markdown).not.toContain('all good')
 })

@@ -32,16 +32,23 @@ test.each([
 test('defaults', () => {
   const s = parse({ release: 'app' }, { RUNNER_TEMP: '/runner/tmp' })
   expect(s).toEqual({
+    phase: 'pre',
     kubeconfig: undefined,
     context: undefined,
     namespace: undefined,
+    namespaces: undefined,
+    allNamespaces: false,
     scope: { release: 'app', manifest: undefined, selector: undefined, jobs: undefined },
     includeHooks: false,
     onRunning: 'wait',
     waitTimeoutSeconds: 600,
     harvestLogs: 'failed',
     logsDir: '/runner/tmp/job-sweeper/logs',
-    dryRun: false
+    dryRun: false,
+    ttlSeconds: 3600,
+    failureGraceSeconds: 86400,
+    waitForJobsSeconds: 0,
+    failOnJobFailure: true
   })
 })
 
@@ -54,7 +61,15 @@ test.each([
   [{ release: 'a', namespace: 'Prod' }, "Invalid namespace 'Prod'"],
   [{ jobs: 'ok, Not_OK' }, "Invalid jobs entry 'Not_OK'"],
   [{ release: 'a', kubeconfig: 'bm90IGEga3ViZWNvbmZpZw==' }, 'Invalid kubeconfig: it looks like base64 but does not decode to a kubeconfig'],
-  [{ release: 'a', kubeconfig: 'just: yaml' }, 'Invalid kubeconfig: expected kubeconfig YAML']
+  [{ release: 'a', kubeconfig: 'just: yaml' }, 'Invalid kubeconfig: expected kubeconfig YAML'],
+  [{ release: 'a', phase: 'cleanup' }, "Invalid phase 'cleanup': expected one of pre, post, sweep"],
+  [{ release: 'a', ttl: '1 hour' }, "Invalid ttl '1 hour': expected never, or a duration like 90s, 15m, 1h30m, 7d, or seconds"],
+  [{ release: 'a', 'failure-grace': 'forever' }, "Invalid failure-grace 'forever': expected never, or a duration"],
+  [{ release: 'a', 'wait-for-jobs': 'soon' }, "Invalid wait-for-jobs 'soon'"],
+  [{ release: 'a', 'fail-on-job-failure': 'no' }, "Invalid fail-on-job-failure 'no': expected true or false"],
+  [{ release: 'a', namespace: 'a, b' }, "Invalid namespace 'a, b': the pre phase works in one namespace; lists are for phase: sweep"],
+  [{ release: 'a', phase: 'post', 'all-namespaces': 'true' }, "Invalid all-namespaces 'true': only phase: sweep works across namespaces"],
+  [{ release: 'a', phase: 'sweep', 'all-namespaces': 'true', namespace: 'x' }, 'Set either namespace or all-namespaces, not both']
 ] as [Record<string, string>, string][])('%j fails: %s', (inputs, message) => {
   expect(() => parse(inputs)).toThrow(message)
 })
@@ -64,4 +79,10 @@ test('a base64 kubeconfig is decoded; jobs split on commas and newlines', () => 
   const s = parse({ kubeconfig: Buffer.from(yaml).toString('base64'), jobs: 'a,\n b ,c' })
   expect(s.kubeconfig).toBe(yaml)
   expect(s.scope.jobs).toEqual(['a', 'b', 'c'])
+})
+
+test('never keeps Jobs; sweep takes a list of namespaces', () => {
+  const s = parse({ phase: 'sweep', selector: 'a=b', ttl: 'never', 'failure-grace': 'NEVER', namespace: 'one,\ntwo' })
+  expect([s.ttlSeconds, s.failureGraceSeconds]).toEqual([null, null])
+  expect(s.namespaces).toEqual(['one', 'two'])
 })

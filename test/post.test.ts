@@ -1,0 +1,185 @@
+// The post and sweep phases end to end, through the bundle as the runner runs it, on the real
+// cluster whose TTL controller does the deleting. Decoys must survive every scenario.
+import { existsSync, mkdtempSync, readdirSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { outputNames, runAction } from './action.ts'
+import { batchApi, createJob, createNamespace, deleteNamespace, eventually, getJob, helm, waitForJobCondition, type TestJob } from './cluster/testenv.ts'
+import { createDecoys, missingDecoys, type Decoy } from './decoys.ts'
+
+const chart = join(import.meta.dirname, 'chart', 'migrate-demo')
+const release = 'app'
+let ns: string
+let otherNs: string
+let decoys: Decoy[]
+
+beforeEach(async () => {
+  ns = await createNamespace('post')
+  otherNs = await createNamespace('post-other')
+  decoys = await createDecoys(ns, otherNs, release)
+})
+
+afterEach(async () => {
+  expect(await missingDecoys(decoys)).toEqual([])
+  // No decoy got a TTL or job-sweeper's annotations either.
+  for (const d of decoys) {
+    const job = await getJob(d.namespace, d.name)
+    expect([d.name, job?.spec?.ttlSecondsAfterFinished, job?.metadata?.labels?.['job-sweeper.io/managed']]).toEqual([d.name, undefined, undefined])
+  }
+  await Promise.all([deleteNamespace(ns), deleteNamespace(otherNs)])
+})
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
+
+test('one step: main prunes before the upgrade, post gives the new Jobs TTLs by outcome, and the TTL controller acts on them', async () => {
+  expect(helm('install', release, chart, '-n', ns, '--set', 'hookJob=false', '--wait', '--wait-for-jobs').code).toBe(0)
+  const inputs = { release, namespace: ns, ttl: '4s', 'failure-grace': '1h' }
+  const main = await runAction(inputs)
+  expect(main.code).toBe(0)
+  expect(outputNames(main, 'pruned')).toEqual([`${release}-migrate`])
+
+  const upgrade = helm(
+    'upgrade',
+    release,
+    chart,
+    '-n',
+    ns,
+    '--set',
+    'hookJob=false',
+    '--set',
+    'migrationVersion=2',
+    '--set',
+    'seedJob.enabled=true',
+    '--set',
+    'seedJob.fail=true'
+  )
+  expect(upgrade.stderr).toBe('')
+  await waitForJobCondition(ns, `${release}-migrate`, 'Complete')
+  await waitForJobCondition(ns, `${release}-seed`, 'Failed')
+
+  const post = await runAction(inputs, { post: main })
+  expect(post.stdout).not.toContain('::error::')
+  expect(post.code).toBe(0)
+  expect(outputNames(post, 'ttl-set')).toEqual([`${release}-migrate`, `${release}-seed`])
+  expect(post.outputs['ttl-set-count']).toBe('2')
+  expect(post.summary).toContain('0 pruned · 0 waited · 1 kept · 2 TTL set') // kept: the release's hook decoy
+  const seed = await getJob(ns, `${release}-seed`)
+  expect(seed?.spec?.ttlSecondsAfterFinished).toBe(3600)
+  expect(seed?.metadata?.annotations).toMatchObject({ 'job-sweeper.io/ttl': '4s', 'job-sweeper.io/failure-grace': '1h' })
+  expect(seed?.metadata?.labels?.['job-sweeper.io/managed']).toBe('true')
+
+  // The real TTL-after-finished controller deletes the succeeded Job; the failed one stays.
+  await eventually(
+    'the succeeded Job to be deleted by its TTL',
+    () => getJob(ns, `${release}-migrate`),
+    (j) => j === undefined,
+    60_000
+  )
+  expect((await getJob(ns, `${release}-seed`))?.metadata?.uid).toBe(seed?.metadata?.uid)
+})
+
+test('the post step does nothing when the main step did not complete the pre phase', async () => {
+  const main = await runAction({ release, namespace: ns, 'wait-timeout': 'soon' })
+  expect(main.code).toBe(1)
+  await createJob({ namespace: ns, name: `${release}-migrate`, annotations: { 'meta.helm.sh/release-name': release, 'meta.helm.sh/release-namespace': ns } })
+  await waitForJobCondition(ns, `${release}-migrate`, 'Complete')
+  const post = await runAction({ release, namespace: ns }, { post: main })
+  expect(post.code).toBe(0)
+  expect(post.stdout).toContain('the main step did not complete a pre phase, so there is nothing to do')
+  expect((await getJob(ns, `${release}-migrate`))?.spec?.ttlSecondsAfterFinished).toBeUndefined()
+})
+
+test('wait-for-jobs with a failing migration: the step fails, its logs are saved, and the Job is kept for failure-grace', async () => {
+  const install = helm('install', release, chart, '-n', ns, '--set', 'hookJob=false', '--set', 'failMigration=true', '--set', 'migrationRunFor=3s')
+  expect(install.code).toBe(0)
+  await eventually(
+    'migration running',
+    () => getJob(ns, `${release}-migrate`),
+    (j) => j?.status?.active === 1
+  )
+  const logsDir = mkdtempSync(join(tmpdir(), 'post-logs-'))
+  const run = await runAction({ phase: 'post', release, namespace: ns, 'wait-for-jobs': '2m', 'failure-grace': '2d', 'logs-dir': logsDir })
+  expect(run.code).toBe(1)
+  expect(run.stdout).toContain(`::error::Job ${ns}/${release}-migrate failed; kept for failure-grace 2d so it can be inspected`)
+  expect(outputNames(run, 'waited')).toEqual([`${release}-migrate`])
+  const job = await getJob(ns, `${release}-migrate`)
+  expect(job?.spec?.ttlSecondsAfterFinished).toBe(172800)
+  const jobDir = join(logsDir, ns, `${release}-migrate`)
+  expect(readdirSync(jobDir)).toHaveLength(1)
+  expect(existsSync(join(jobDir, readdirSync(jobDir)[0], 'migrate.log'))).toBe(true)
+  expect(run.summary).toContain(`Last lines of failed Job ${release}-migrate`)
+  expect(run.summary).toContain('| failed |')
+})
+
+test('a Job that finished before the post phase: its TTL counts from its finish time', async () => {
+  const annotations = { 'meta.helm.sh/release-name': release, 'meta.helm.sh/release-namespace': ns }
+  await createJob({ namespace: ns, name: `${release}-early`, annotations })
+  await createJob({ namespace: ns, name: `${release}-recent`, annotations, behaviour: 'hold' })
+  await waitForJobCondition(ns, `${release}-early`, 'Complete')
+  await sleep(5000)
+  const run = await runAction({ phase: 'post', release, namespace: ns, ttl: '3s', 'failure-grace': '1h' })
+  expect(run.code).toBe(0)
+  // The whole ttl is the TTL: the controller measures it from the finish time, which has passed.
+  expect(run.summary).toMatch(
+    new RegExp(`\\| ${release}-early \\| ${ns} \\| succeeded \\| \\d+s \\| \\d+s ago \\| TTL set \\| .* \\| 3s \\(expired \\d+s ago\\) \\|`)
+  )
+  expect(run.summary).toMatch(new RegExp(`\\| ${release}-recent \\| .* \\| running \\| .* \\| 1h after it finishes \\|`))
+  await eventually(
+    'the already-expired Job to be deleted',
+    () => getJob(ns, `${release}-early`),
+    (j) => j === undefined,
+    30_000
+  )
+  expect((await getJob(ns, `${release}-recent`))?.spec?.ttlSecondsAfterFinished).toBe(3600) // the upper bound
+})
+
+describe('sweep', () => {
+  async function seed(): Promise<void> {
+    const label = { 'sweep-test': 'true' }
+    const seeds: TestJob[] = [
+      { namespace: ns, name: 'a-succeeded-ttl-2s', labels: label, annotations: { 'job-sweeper.io/ttl': '2s' } },
+      { namespace: ns, name: 'b-succeeded-ttl-1h', labels: label, annotations: { 'job-sweeper.io/ttl': '1h' } },
+      { namespace: ns, name: 'c-failed-grace-2s', labels: label, behaviour: 'fail', annotations: { 'job-sweeper.io/failure-grace': '2s' } },
+      { namespace: ns, name: 'd-failed-no-annotation', labels: label, behaviour: 'fail' },
+      { namespace: ns, name: 'e-succeeded-no-annotation', labels: label },
+      { namespace: otherNs, name: 'f-other-namespace-ttl-2s', labels: label, annotations: { 'job-sweeper.io/ttl': '2s' } },
+      { namespace: ns, name: 'g-running', labels: label, behaviour: 'hold', annotations: { 'job-sweeper.io/ttl': '2s' } },
+      { namespace: ns, name: 'h-hook-ttl-2s', labels: label, annotations: { 'job-sweeper.io/ttl': '2s', 'helm.sh/hook': 'post-upgrade' } },
+      { namespace: ns, name: 'i-no-label-ttl-2s', annotations: { 'job-sweeper.io/ttl': '2s' } }
+    ]
+    for (const s of seeds) await createJob(s)
+    for (const s of seeds.filter((s) => s.behaviour !== 'hold')) await waitForJobCondition(s.namespace, s.name, s.behaviour === 'fail' ? 'Failed' : 'Complete')
+    await sleep(3000) // the 2s retentions expire
+  }
+
+  const remaining = async (): Promise<string[]> => {
+    const names: string[] = []
+    for (const n of [ns, otherNs]) {
+      names.push(...(await batchApi().listNamespacedJob({ namespace: n, labelSelector: 'sweep-test=true' })).items.map((j) => `${j.metadata?.uid}`))
+    }
+    return names.sort()
+  }
+
+  test('deletes exactly the expired Jobs across the listed namespaces; a dry run first changes nothing', async () => {
+    await seed()
+    const inputs = { phase: 'sweep', namespace: `${ns},${otherNs}`, selector: 'sweep-test=true', ttl: '1h', 'failure-grace': '1h' }
+    const before = await remaining()
+
+    const dry = await runAction({ ...inputs, 'dry-run': 'true' })
+    expect(dry.code).toBe(0)
+    expect(await remaining()).toEqual(before)
+    expect(dry.summary).toContain('DRY RUN — nothing was changed')
+    expect(outputNames(dry, 'pruned')).toEqual(['a-succeeded-ttl-2s', 'c-failed-grace-2s', 'f-other-namespace-ttl-2s'])
+
+    const run = await runAction(inputs)
+    expect(run.stdout).not.toContain('::error::')
+    expect(run.code).toBe(0)
+    expect(outputNames(run, 'pruned')).toEqual(['a-succeeded-ttl-2s', 'c-failed-grace-2s', 'f-other-namespace-ttl-2s'])
+    expect(outputNames(run, 'kept')).toEqual(['b-succeeded-ttl-1h', 'd-failed-no-annotation', 'e-succeeded-no-annotation', 'g-running', 'h-hook-ttl-2s'])
+    for (const gone of ['a-succeeded-ttl-2s', 'c-failed-grace-2s']) expect(await getJob(ns, gone)).toBeUndefined()
+    expect(await getJob(otherNs, 'f-other-namespace-ttl-2s')).toBeUndefined()
+    expect(await getJob(ns, 'i-no-label-ttl-2s')).toBeDefined()
+    expect(run.summary).toMatch(/\| b-succeeded-ttl-1h \| .* \| 1h \(59m\d+s left\) \|/)
+    expect(run.summary).toContain('## job-sweeper: sweep phase in namespaces')
+  })
+})
