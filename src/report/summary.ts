@@ -39,47 +39,73 @@ function where(result: RunResult): string {
   return result.namespace === 'all namespaces' ? 'all namespaces' : `namespaces ${result.namespace}`
 }
 
-function headline(result: RunResult, counts: { pruned: number; waited: number; kept: number; ttlSet: number }): string {
-  const parts = [`${counts.pruned} ${result.dryRun ? 'would be pruned' : 'pruned'}`, `${counts.waited} waited`, `${counts.kept} kept`]
-  if (result.phase === 'post') parts.push(`${counts.ttlSet} ${result.dryRun ? 'TTL would be set' : 'TTL set'}`)
-  return `**${parts.join(' · ')}**`
+/** The run in plain words and cells, before any rendering: what both renderers show. */
+export interface Summary {
+  title: string
+  dryRun: boolean
+  /** Empty when no Job was in scope. */
+  headline: string
+  columns: string[]
+  rows: string[][]
+  /** Failed Jobs' log tails. */
+  tails: { job: string; file: string; lines: string[] }[]
+  errors: string[]
+  warnings: string[]
+  outputs: Report['outputs']
 }
 
-export function buildReport(result: RunResult): Report {
+export function summarize(result: RunResult): Summary {
   const pruned = result.outcomes.filter((o) => PRUNED.includes(o.result))
   const ttlSet = result.outcomes.filter((o) => TTL_SET.includes(o.result))
   const kept = result.outcomes.filter((o) => !PRUNED.includes(o.result) && !TTL_SET.includes(o.result))
   const waited = result.outcomes.filter((o) => o.waited)
-  const outputs = { pruned: pruned.map(toOutput), kept: kept.map(toOutput), waited: waited.map(toOutput), 'ttl-set': ttlSet.map(toOutput) }
+  const counts = [`${pruned.length} ${result.dryRun ? 'would be pruned' : 'pruned'}`, `${waited.length} waited`, `${kept.length} kept`]
+  if (result.phase === 'post') counts.push(`${ttlSet.length} ${result.dryRun ? 'TTL would be set' : 'TTL set'}`)
+  return {
+    title: `job-sweeper: ${result.phase} phase in ${where(result)}`,
+    dryRun: result.dryRun,
+    headline: result.outcomes.length === 0 ? '' : counts.join(' · '),
+    columns: ['Job', 'Namespace', 'Status', 'Age', 'Finished', 'Action', 'Reason', 'TTL / time left'],
+    rows: result.outcomes.map((o) => [
+      o.name,
+      o.namespace,
+      o.status,
+      formatDuration(o.ageSeconds),
+      o.finishedSecondsAgo === undefined ? '—' : `${formatDuration(o.finishedSecondsAgo)} ago`,
+      o.waited ? `waited, ${ACTION_WORDS[o.result]}` : ACTION_WORDS[o.result],
+      o.reason,
+      o.retention ?? '—'
+    ]),
+    tails: result.outcomes.filter((o) => o.status === 'failed' && o.logs).flatMap((o) => (o.logs?.tails ?? []).map((t) => ({ job: o.name, ...t }))),
+    errors: result.errors,
+    warnings: result.warnings,
+    outputs: { pruned: pruned.map(toOutput), kept: kept.map(toOutput), waited: waited.map(toOutput), 'ttl-set': ttlSet.map(toOutput) }
+  }
+}
 
-  const lines: string[] = [`## job-sweeper: ${result.phase} phase in ${escapeMarkdown(where(result))}`, '']
-  if (result.dryRun) lines.push('> **DRY RUN — nothing was changed.**', '')
-  if (result.outcomes.length === 0) {
+/** The job summary (GitHub-flavoured Markdown) and the outputs. */
+export function buildReport(result: RunResult): Report {
+  const s = summarize(result)
+  const lines: string[] = [`## ${escapeMarkdown(s.title)}`, '']
+  if (s.dryRun) lines.push('> **DRY RUN — nothing was changed.**', '')
+  if (s.rows.length === 0) {
     lines.push('No Jobs in scope: nothing to do.')
   } else {
-    lines.push(headline(result, { pruned: pruned.length, waited: waited.length, kept: kept.length, ttlSet: ttlSet.length }), '')
-    lines.push('| Job | Namespace | Status | Age | Finished | Action | Reason | TTL / time left |', '| --- | --- | --- | --- | --- | --- | --- | --- |')
-    for (const o of result.outcomes) {
-      const action = o.waited ? `waited, ${ACTION_WORDS[o.result]}` : ACTION_WORDS[o.result]
-      const finished = o.finishedSecondsAgo === undefined ? '—' : `${formatDuration(o.finishedSecondsAgo)} ago`
-      const cells = [o.name, o.namespace, o.status, formatDuration(o.ageSeconds), finished, action, o.reason, o.retention ?? '—']
-      lines.push(`| ${cells.map(escapeMarkdown).join(' | ')} |`)
-    }
+    lines.push(`**${s.headline}**`, '')
+    lines.push(`| ${s.columns.join(' | ')} |`, `| ${s.columns.map(() => '---').join(' | ')} |`)
+    for (const row of s.rows) lines.push(`| ${row.map(escapeMarkdown).join(' | ')} |`)
   }
-  for (const o of result.outcomes) {
-    if (o.status !== 'failed' || !o.logs) continue
-    for (const tail of o.logs.tails) {
-      lines.push(
-        '',
-        `<details><summary>Last lines of failed Job ${escapeHtml(o.name)}: ${escapeHtml(tail.file)}</summary>`,
-        '',
-        `<pre>${escapeHtml(tail.lines.join('\n'))}</pre>`,
-        '',
-        '</details>'
-      )
-    }
+  for (const tail of s.tails) {
+    lines.push(
+      '',
+      `<details><summary>Last lines of failed Job ${escapeHtml(tail.job)}: ${escapeHtml(tail.file)}</summary>`,
+      '',
+      `<pre>${escapeHtml(tail.lines.join('\n'))}</pre>`,
+      '',
+      '</details>'
+    )
   }
-  if (result.errors.length > 0) lines.push('', '### Errors', '', ...result.errors.map((e) => `- ${escapeMarkdown(e)}`))
-  if (result.warnings.length > 0) lines.push('', '### Warnings', '', ...result.warnings.map((w) => `- ${escapeMarkdown(w)}`))
-  return { markdown: `${lines.join('\n')}\n`, outputs }
+  if (s.errors.length > 0) lines.push('', '### Errors', '', ...s.errors.map((e) => `- ${escapeMarkdown(e)}`))
+  if (s.warnings.length > 0) lines.push('', '### Warnings', '', ...s.warnings.map((w) => `- ${escapeMarkdown(w)}`))
+  return { markdown: `${lines.join('\n')}\n`, outputs: s.outputs }
 }

@@ -1,6 +1,7 @@
 // The report: headline, rows, log tails, banners — and nothing from the cluster unescaped.
 import type { JobOutcome, RunResult } from '../../src/execute/outcome.ts'
-import { buildReport } from '../../src/report/summary.ts'
+import { buildReport, summarize } from '../../src/report/summary.ts'
+import { renderText } from '../../src/report/text.ts'
 
 function outcome(o: Partial<JobOutcome> & { name: string }): JobOutcome {
   return { namespace: 'prod', status: 'succeeded', ageSeconds: 90, action: 'delete', result: 'pruned', waited: false, reason: 'r', ...o }
@@ -65,4 +66,24 @@ test('log tails are shown for failed Jobs only', () => {
   const tails = [{ file: 'ok.log', lines: ['all good'] }]
   const report = buildReport(result([outcome({ name: 'ok', status: 'succeeded', logs: { files: ['ok.log'], problems: [], tails } })]))
   expect(report.markdown).not.toContain('all good')
+})
+
+test('the terminal rendering aligns columns and strips control characters from the cluster', () => {
+  const text = renderText(
+    summarize(
+      result([
+        outcome({ name: 'short', reason: 'ok' }),
+        outcome({
+          name: 'a-much-longer-name',
+          status: 'failed',
+          reason: 'boom',
+          logs: { files: ['f'], problems: [], tails: [{ file: 'f', lines: ['\u001b[31mred\u001b[0m'] }] }
+        })
+      ])
+    )
+  )
+  expect(text).toMatch(/^Job {17}Namespace/m)
+  expect(text).toMatch(/^short {15}prod /m)
+  expect(text).not.toContain('\u001b')
+  expect(text).toContain('  | ?[31mred?[0m')
 })

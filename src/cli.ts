@@ -1,0 +1,68 @@
+#!/usr/bin/env node
+// The job-sweeper CLI, for GitLab, Bitbucket Pipelines, Jenkins or a terminal: the action's
+// engine with flags for inputs. Exit codes: 0 done, 1 failed, 2 bad usage.
+import { parseCommandLine, usage, UsageError, type Command } from './cli/args.ts'
+import { apiErrorMessage } from './kube/errors.ts'
+import { summarize } from './report/summary.ts'
+import { renderText } from './report/text.ts'
+import { runPhase, type Console } from './run.ts'
+import { parseSettings, SettingsError, type Settings } from './settings/settings.ts'
+
+const stderrConsole: Console = {
+  info: (m) => process.stderr.write(`${m}\n`),
+  warning: (m) => process.stderr.write(`warning: ${m}\n`),
+  group: async (name, fn) => {
+    process.stderr.write(`--- ${name}\n`)
+    return fn()
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
+  let command: Extract<Command, { kind: 'run' }>
+  let settings: Settings
+  try {
+    const parsed = parseCommandLine(argv)
+    if (parsed.kind === 'help') {
+      process.stdout.write(usage(parsed.phase))
+      return 0
+    }
+    command = parsed
+    settings = parseSettings((name) => (name === 'phase' ? parsed.phase : (parsed.inputs[name] ?? '')))
+  } catch (e) {
+    if (e instanceof UsageError || e instanceof SettingsError) {
+      process.stderr.write(`job-sweeper: ${e.message}\nRun 'job-sweeper --help' for usage.\n`)
+      return 2
+    }
+    throw e
+  }
+  try {
+    // Nothing here prints secrets, and outside GitHub Actions there is no log to mask them in.
+    const result = await runPhase(command.phase, settings, { console: stderrConsole, mask: () => undefined })
+    const summary = summarize(result)
+    if (command.json) {
+      const { pruned, kept, waited, 'ttl-set': ttlSet } = summary.outputs
+      const json = {
+        phase: result.phase,
+        namespace: result.namespace,
+        dryRun: result.dryRun,
+        pruned,
+        kept,
+        waited,
+        'ttl-set': ttlSet,
+        'logs-dir': settings.logsDir,
+        errors: result.errors,
+        warnings: result.warnings
+      }
+      process.stdout.write(`${JSON.stringify(json, null, 2)}\n`)
+    } else {
+      process.stdout.write(renderText(summary))
+      process.stdout.write(`\nLogs: ${settings.logsDir}\n`)
+    }
+    return result.errors.length > 0 ? 1 : 0
+  } catch (e) {
+    process.stderr.write(`job-sweeper: ${apiErrorMessage(e)}\n`)
+    return 1
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2))

@@ -1,0 +1,26 @@
+// The same summary for a terminal: aligned columns, the reason last (it is the long one).
+import type { Summary } from './summary.ts'
+
+// Terminal control characters from the cluster (a log line, say) must not reach the terminal:
+// matching them is the point of this pattern.
+// eslint-disable-next-line no-control-regex
+const clean = (text: string): string => text.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '?').replace(/\n/g, ' ')
+
+export function renderText(s: Summary): string {
+  const lines = [s.title, '='.repeat(s.title.length)]
+  if (s.dryRun) lines.push('DRY RUN — nothing was changed.')
+  if (s.rows.length === 0) {
+    lines.push('No Jobs in scope: nothing to do.')
+  } else {
+    lines.push(s.headline, '')
+    const reason = s.columns.indexOf('Reason')
+    const order = [...s.columns.keys()].filter((i) => i !== reason).concat(reason)
+    const table = [s.columns, ...s.rows].map((row) => order.map((i) => clean(row[i])))
+    const widths = order.map((_, c) => Math.max(...table.map((row) => row[c].length)))
+    for (const row of table) lines.push(row.map((cell, c) => (c === row.length - 1 ? cell : cell.padEnd(widths[c]))).join('  '))
+  }
+  for (const tail of s.tails) lines.push('', `Last lines of failed Job ${clean(tail.job)} (${clean(tail.file)}):`, ...tail.lines.map((l) => `  | ${clean(l)}`))
+  if (s.errors.length > 0) lines.push('', 'Errors:', ...s.errors.map((e) => `  - ${clean(e)}`))
+  if (s.warnings.length > 0) lines.push('', 'Warnings:', ...s.warnings.map((w) => `  - ${clean(w)}`))
+  return `${lines.join('\n')}\n`
+}

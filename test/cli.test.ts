@@ -1,0 +1,122 @@
+// The bundled CLI (node dist/cli/index.js) against the real cluster: exit codes, --json, text.
+import { spawn } from 'node:child_process'
+import { join } from 'node:path'
+import { runAction } from './action.ts'
+import { createNamespace, deleteNamespace, getJob, helm, testCluster, waitForJobCondition } from './cluster/testenv.ts'
+import { createDecoys, missingDecoys, type Decoy } from './decoys.ts'
+
+const cli = join(import.meta.dirname, '..', 'dist', 'cli', 'index.js')
+const chart = join(import.meta.dirname, 'chart', 'migrate-demo')
+const release = 'app'
+
+interface CliRun {
+  code: number
+  stdout: string
+  stderr: string
+}
+
+async function jobSweeper(...args: string[]): Promise<CliRun> {
+  const child = spawn(process.execPath, [cli, ...args], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, KUBECONFIG: testCluster().kubeconfig },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()))
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()))
+  const code = await new Promise<number>((resolve) => child.on('close', (c) => resolve(c ?? -1)))
+  return { code, stdout, stderr }
+}
+
+const names = (jobs: { name: string }[]): string[] => jobs.map((j) => j.name).sort()
+
+describe('usage', () => {
+  test('--help lists the commands and exit codes; each command has its own help', async () => {
+    const help = await jobSweeper('--help')
+    expect(help.code).toBe(0)
+    expect(help.stdout).toContain('Commands:\n  pre ')
+    expect(help.stdout).toContain('Exit codes: 0 done, 1 failed, 2 bad usage.')
+    const post = await jobSweeper('post', '--help')
+    expect(post.code).toBe(0)
+    expect(post.stdout).toContain('--failure-grace DURATION')
+  })
+
+  test.each([
+    [['deploy'], "Unknown command 'deploy': expected one of pre, post, sweep"],
+    [['pre', '--release', 'x', '--frobnicate', '1'], "Unknown option '--frobnicate'"],
+    [['pre', '--namespace', 'x'], 'No scope: set at least one of release, manifest, selector or jobs']
+  ])('bad usage %j exits 2', async (args, message) => {
+    const run = await jobSweeper(...args)
+    expect(run.code).toBe(2)
+    expect(run.stderr).toContain(message)
+    expect(run.stdout).toBe('')
+  })
+
+  test('a bad value gets the same message from the CLI as from the action', async () => {
+    const run = await jobSweeper('post', '--release', 'x', '--failure-grace', '3 days')
+    const action = await runAction({ phase: 'post', release: 'x', 'failure-grace': '3 days' })
+    const message = "Invalid failure-grace '3 days': expected never, or a duration like 90s, 15m, 1h30m, 7d, or seconds"
+    expect(run.code).toBe(2)
+    expect(run.stderr).toContain(`job-sweeper: ${message}\n`)
+    expect(action.stdout).toContain(`::error::${message}\n`)
+  })
+})
+
+describe('against the cluster', () => {
+  let ns: string
+  let otherNs: string
+  let decoys: Decoy[]
+  beforeEach(async () => {
+    ns = await createNamespace('cli')
+    otherNs = await createNamespace('cli-other')
+    decoys = await createDecoys(ns, otherNs, release)
+  })
+  afterEach(async () => {
+    expect(await missingDecoys(decoys)).toEqual([])
+    await Promise.all([deleteNamespace(ns), deleteNamespace(otherNs)])
+  })
+
+  test('pre → helm upgrade → post, with --json, and post needs no saved state', async () => {
+    expect(helm('install', release, chart, '-n', ns, '--set', 'hookJob=false', '--wait', '--wait-for-jobs').code).toBe(0)
+    const pre = await jobSweeper('pre', '--release', release, '--namespace', ns, '--json')
+    expect(pre.code).toBe(0)
+    const preJson = JSON.parse(pre.stdout)
+    expect(names(preJson.pruned)).toEqual([`${release}-migrate`])
+    expect(preJson.errors).toEqual([])
+
+    const upgrade = helm(
+      'upgrade',
+      release,
+      chart,
+      '-n',
+      ns,
+      '--set',
+      'hookJob=false',
+      '--set',
+      'migrationVersion=2',
+      '--set',
+      'seedJob.enabled=true',
+      '--set',
+      'seedJob.fail=true'
+    )
+    expect(upgrade.code).toBe(0)
+    await waitForJobCondition(ns, `${release}-seed`, 'Failed')
+
+    const post = await jobSweeper('post', '--release', release, '--namespace', ns, '--wait-for-jobs', '1m', '--failure-grace', '2d', '--json')
+    expect(post.code).toBe(1) // the seed Job failed
+    const postJson = JSON.parse(post.stdout)
+    expect(names(postJson['ttl-set'])).toEqual([`${release}-migrate`, `${release}-seed`])
+    expect(postJson.errors).toEqual([`Job ${ns}/${release}-seed failed; kept for failure-grace 2d so it can be inspected`])
+    expect((await getJob(ns, `${release}-seed`))?.spec?.ttlSecondsAfterFinished).toBe(172800)
+  })
+
+  test('without --json: a readable table on standard output, progress on standard error', async () => {
+    const run = await jobSweeper('sweep', '--namespace', ns, '--selector', 'app.kubernetes.io/component=migrate', '--dry-run')
+    expect(run.code).toBe(0)
+    expect(run.stdout).toContain('job-sweeper: sweep phase in namespaces ' + ns)
+    expect(run.stdout).toContain('DRY RUN — nothing was changed.')
+    expect(run.stdout).toMatch(/^Job +Namespace +Status +Age +Finished +Action +TTL \/ time left +Reason$/m)
+    expect(run.stdout).toMatch(new RegExp(`^${release}-pre-upgrade-hook +${ns} +(running|succeeded) .* kept .*hook Job`, 'm'))
+    expect(run.stderr).toContain('--- Observe')
+  })
+})
