@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 // The job-sweeper CLI, for GitLab, Bitbucket Pipelines, Jenkins or a terminal: the action's
 // engine with flags for inputs. Exit codes: 0 done, 1 failed, 2 bad usage.
 import { parseCommandLine, usage, UsageError, type Command } from './cli/args.ts'

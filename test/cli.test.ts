@@ -5,7 +5,7 @@ import { runAction } from './action.ts'
 import { createNamespace, deleteNamespace, getJob, helm, testCluster, waitForJobCondition } from './cluster/testenv.ts'
 import { createDecoys, missingDecoys, type Decoy } from './decoys.ts'
 
-const cli = join(import.meta.dirname, '..', 'dist', 'cli', 'index.js')
+const cli = join(import.meta.dirname, '..', 'dist', 'cli', 'job-sweeper.mjs') // the package's bin
 const chart = join(import.meta.dirname, 'chart', 'migrate-demo')
 const release = 'app'
 

@@ -1,5 +1,5 @@
 // action.yml, the README's tables and the code's input table must agree.
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { loadYaml } from '@kubernetes/client-node'
 import { INPUT } from '../../src/settings/settings.ts'
@@ -29,4 +29,13 @@ test('every output in action.yml is in the README table, and nothing else is', (
 
 test('the code reads exactly the inputs action.yml declares', () => {
   expect(Object.values(INPUT).sort()).toEqual(Object.keys(action.inputs).sort())
+})
+
+test('every file in examples/ is shown in the README, word for word', () => {
+  const examples = readdirSync(join(root, 'examples'))
+  expect(examples.length).toBeGreaterThan(0)
+  for (const name of examples) {
+    const text = readFileSync(join(root, 'examples', name), 'utf8').trimEnd()
+    expect([name, readme.includes(`\`\`\`yaml\n${text}\n\`\`\``)]).toEqual([name, true])
+  }
 })

@@ -1,0 +1,108 @@
+// The README's minimal Role (examples/rbac.yaml) is enough for every phase: each runs here with
+// a ServiceAccount bound to exactly that Role, its kubeconfig passed through the kubeconfig input.
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { KubeConfig } from '@kubernetes/client-node'
+import { outputNames, runAction } from './action.ts'
+import { pinnedKubernetesVersion } from './cluster/cluster.ts'
+import { createNamespace, deleteNamespace, getJob, helm, kubeConfig, kubectl, waitForJobCondition } from './cluster/testenv.ts'
+import { createDecoys, missingDecoys, type Decoy } from './decoys.ts'
+
+const root = join(import.meta.dirname, '..')
+const chart = join(root, 'test', 'chart', 'migrate-demo')
+const release = 'app'
+let ns: string
+let otherNs: string
+let decoys: Decoy[]
+let token: string
+let kubeconfigYaml: string
+
+beforeAll(async () => {
+  ns = await createNamespace('rbac')
+  otherNs = await createNamespace('rbac-other')
+  decoys = await createDecoys(ns, otherNs, release)
+  const role = readFileSync(join(root, 'examples', 'rbac.yaml'), 'utf8').replaceAll('namespace: production', `namespace: ${ns}`)
+  const file = join(mkdtempSync(join(tmpdir(), 'rbac-')), 'rbac.yaml')
+  writeFileSync(file, role)
+  expect(kubectl('create', 'serviceaccount', 'deployer', '-n', ns).code).toBe(0)
+  const applied = kubectl('apply', '-f', file)
+  expect(applied.stderr).toBe('')
+  const created = kubectl('create', 'token', 'deployer', '-n', ns, '--duration', '1h')
+  expect(created.code).toBe(0)
+  token = created.stdout.trim()
+  // The admin kubeconfig's cluster, with the ServiceAccount's token as the only credential.
+  const admin = kubeConfig()
+  const cluster = admin.getCurrentCluster()
+  const kc = new KubeConfig()
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server: cluster?.server ?? '', caData: cluster?.caData }],
+    users: [{ name: 'deployer', token }],
+    contexts: [{ name: 'deployer', cluster: 'c', user: 'deployer', namespace: ns }],
+    currentContext: 'deployer'
+  })
+  kubeconfigYaml = kc.exportConfig()
+})
+
+afterAll(async () => {
+  expect(await missingDecoys(decoys)).toEqual([])
+  await Promise.all([deleteNamespace(ns), deleteNamespace(otherNs)])
+})
+
+test('the ServiceAccount cannot do more than the Role allows', () => {
+  const check = (verb: string, resource: string): string =>
+    kubectl('auth', 'can-i', verb, resource, '-n', ns, `--as=system:serviceaccount:${ns}:deployer`).stdout.trim()
+  expect([check('delete', 'jobs'), check('patch', 'jobs'), check('get', 'pods/log'), check('create', 'events')]).toEqual(['yes', 'yes', 'yes', 'yes'])
+  expect([check('delete', 'pods'), check('create', 'jobs'), check('get', 'secrets')]).toEqual(['no', 'no', 'no'])
+  expect(kubectl('auth', 'can-i', 'list', 'jobs', '-n', otherNs, `--as=system:serviceaccount:${ns}:deployer`).stdout.trim()).toBe('no')
+})
+
+test('pre (manifest scope, logs), post (wait, TTLs) and sweep all work with exactly that Role', async () => {
+  expect(helm('install', release, chart, '-n', ns, '--set', 'hookJob=false', '--wait', '--wait-for-jobs').code).toBe(0)
+  const rendered = helm(
+    'template',
+    release,
+    chart,
+    '-n',
+    ns,
+    '--kube-version',
+    pinnedKubernetesVersion(),
+    '--set',
+    'hookJob=false',
+    '--set',
+    'migrationVersion=2'
+  )
+  const manifest = join(mkdtempSync(join(tmpdir(), 'rendered-')), 'rendered.yaml')
+  writeFileSync(manifest, rendered.stdout)
+
+  // The kubeconfig input, base64-encoded as secrets often hold it; in GitHub Actions, so masked.
+  const pre = await runAction(
+    { kubeconfig: Buffer.from(kubeconfigYaml).toString('base64'), manifest, 'harvest-logs': 'all' },
+    { env: { KUBECONFIG: '/nonexistent', GITHUB_ACTIONS: 'true' } }
+  )
+  expect(pre.stdout).not.toContain('::error::')
+  expect(pre.code).toBe(0)
+  expect(outputNames(pre, 'pruned')).toEqual([`${release}-migrate`])
+  expect(pre.stdout).toContain(`::add-mask::${token}`)
+  expect(pre.stdout.split(token)).toHaveLength(2) // the mask command is the only place it appears
+
+  expect(helm('upgrade', release, chart, '-n', ns, '--set', 'hookJob=false', '--set', 'migrationVersion=2').code).toBe(0)
+  await waitForJobCondition(ns, `${release}-migrate`, 'Complete')
+
+  // Plain YAML this time, outside GitHub Actions: nothing may print the token at all.
+  const post = await runAction({ phase: 'post', kubeconfig: kubeconfigYaml, manifest, 'wait-for-jobs': '1m' }, { env: { KUBECONFIG: '/nonexistent' } })
+  expect(post.stdout).not.toContain('::error::')
+  expect(post.code).toBe(0)
+  expect(outputNames(post, 'ttl-set')).toEqual([`${release}-migrate`])
+  expect(post.stdout).not.toContain(token)
+  expect((await getJob(ns, `${release}-migrate`))?.spec?.ttlSecondsAfterFinished).toBe(3600)
+
+  const sweep = await runAction({ phase: 'sweep', kubeconfig: kubeconfigYaml, jobs: `${release}-migrate`, ttl: '0s' }, { env: { KUBECONFIG: '/nonexistent' } })
+  expect(sweep.stdout).not.toContain('::error::')
+  expect(sweep.code).toBe(0)
+  // The retention the post phase recorded on the Job wins over the sweep's input.
+  expect(JSON.parse(sweep.outputs.kept)).toEqual([
+    { namespace: ns, name: `${release}-migrate`, status: 'succeeded', reason: expect.stringContaining('ttl 1h (its annotation) has not expired') }
+  ])
+  expect(await getJob(ns, `${release}-migrate`)).toBeDefined()
+})
