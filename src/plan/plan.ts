@@ -56,7 +56,7 @@ export function inScope(job: V1Job, observed: Observed, settings: Settings): boo
   return true
 }
 
-function decide(job: V1Job, status: JobStatus, age: number, observed: Observed, settings: Settings): { action: JobAction; reason: string } {
+function decide(job: V1Job, status: JobStatus, age: number, observed: Observed, settings: Settings): Decision {
   const name = job.metadata?.name ?? ''
   if (status === 'terminating') return { action: 'delete', reason: 'already being deleted; waiting until it is gone' }
   let conflict = 'a Job’s pod template is immutable, so helm upgrade fails while it exists'
@@ -79,8 +79,11 @@ function decide(job: V1Job, status: JobStatus, age: number, observed: Observed, 
   return { action: 'delete', reason: `${status}; ${conflict}` }
 }
 
-/** A PlannedJob for `job` with the decision made about it. */
-export function plannedJob(job: V1Job, observed: Observed, now: Date, decision: Pick<PlannedJob, 'action' | 'reason'> & Partial<PlannedJob>): PlannedJob {
+/** What a phase decides about one Job: the action, why, and for post the TTL. */
+export type Decision = Pick<PlannedJob, 'action' | 'reason'> & Partial<Pick<PlannedJob, 'ttlSeconds' | 'retention'>>
+
+/** The facts about a Job that every decision starts from (the action is still to be decided). */
+function facts(job: V1Job, observed: Observed, now: Date): PlannedJob {
   const finished = finishedAt(job)
   return {
     namespace: job.metadata?.namespace ?? observed.namespace,
@@ -89,32 +92,33 @@ export function plannedJob(job: V1Job, observed: Observed, now: Date, decision: 
     status: jobStatus(job),
     ageSeconds: ageSeconds(job, now),
     finishedSecondsAgo: finished && isFinished(job) ? Math.max(0, (now.getTime() - finished.getTime()) / 1000) : undefined,
-    job,
-    ...decision
+    action: 'keep',
+    reason: '',
+    job
   }
 }
 
-/** The Jobs in scope, hooks set aside (kept, with the reason) unless include-hooks. */
-export function jobsInScope(observed: Observed, settings: Settings, now: Date): { candidates: V1Job[]; hooks: PlannedJob[] } {
-  const candidates: V1Job[] = []
-  const hooks: PlannedJob[] = []
-  for (const job of observed.jobs.filter((j) => inScope(j, observed, settings))) {
-    const hook = hookAnnotation(job)
-    if (hook && !settings.includeHooks) {
-      const reason = `hook Job (${hook.key}: ${hook.value}): its own hook-delete-policy manages it; set include-hooks to include it`
-      hooks.push(plannedJob(job, observed, now, { action: 'keep', reason }))
-    } else candidates.push(job)
-  }
-  return { candidates, hooks }
+/**
+ * Plans every Job in scope, sorted by namespace and name: hook Jobs are kept (their own
+ * hook-delete-policy manages them) unless include-hooks; every other Job is what `decide` says.
+ */
+export function planJobs(observed: Observed, settings: Settings, now: Date, decide: (job: PlannedJob) => Decision): PlannedJob[] {
+  return observed.jobs
+    .filter((job) => inScope(job, observed, settings))
+    .map((job) => {
+      const known = facts(job, observed, now)
+      const hook = hookAnnotation(job)
+      if (hook && !settings.includeHooks) {
+        return { ...known, reason: `hook Job (${hook.key}: ${hook.value}): its own hook-delete-policy manages it; set include-hooks to include it` }
+      }
+      return { ...known, ...decide(known) }
+    })
+    .sort((a, b) => a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name))
 }
-
-export const byName = (a: PlannedJob, b: PlannedJob): number => a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name)
 
 /** Decides, for every Job in scope, what the pre phase does with it. */
 export function planPrune(observed: Observed, settings: Settings, now: Date): PrunePlan {
-  const { candidates, hooks } = jobsInScope(observed, settings, now)
-  const jobs = candidates.map((job) => plannedJob(job, observed, now, decide(job, jobStatus(job), ageSeconds(job, now), observed, settings)))
-  return { namespace: observed.namespace, jobs: [...jobs, ...hooks].sort(byName) }
+  return { namespace: observed.namespace, jobs: planJobs(observed, settings, now, (p) => decide(p.job, p.status, p.ageSeconds, observed, settings)) }
 }
 
 /** Whether a Job's logs are saved before it is deleted, given its final status. */

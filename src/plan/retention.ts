@@ -4,8 +4,7 @@ import type { V1Job } from '@kubernetes/client-node'
 import { formatDuration } from '../settings/duration.ts'
 import { parseDuration } from '../settings/duration.ts'
 import type { Settings } from '../settings/settings.ts'
-import { byName, jobsInScope, plannedJob, type Observed, type PlannedJob } from './plan.ts'
-import { finishedAt, jobStatus } from './predicates.ts'
+import { planJobs, type Decision, type Observed, type PlannedJob } from './plan.ts'
 
 /** The project's annotation/label prefix: job-sweeper.io/. */
 export const ANNOTATION = {
@@ -61,50 +60,46 @@ export interface RetentionPlan {
 
 /** Post: every Job in scope gets its retention as ttlSecondsAfterFinished. */
 export function planPost(observed: Observed, settings: Settings, now: Date): RetentionPlan {
-  const { candidates, hooks } = jobsInScope(observed, settings, now)
-  const jobs = candidates.map((job) => {
-    const status = jobStatus(job)
-    const base = plannedJob(job, observed, now, { action: 'keep', reason: '' })
-    if (status === 'terminating') return { ...base, reason: 'being deleted' }
-    if (status === 'running') {
-      const bound = upperBound(settings)
-      const waiting = settings.waitForJobsSeconds > 0
-      const reason = `running; TTL ${formatRetention(bound)} (the larger of ttl and failure-grace) until it finishes${waiting ? `; waiting up to ${formatDuration(settings.waitForJobsSeconds)} to set the one for its outcome` : ''}`
-      return { ...base, action: waiting ? ('wait' as const) : ('set-ttl' as const), ttlSeconds: bound, reason, retention: describeRetention(bound, undefined) }
-    }
-    const retention = retentionOf(status, settings)
-    const which = status === 'succeeded' ? 'ttl' : 'failure-grace'
-    const ago = base.finishedSecondsAgo === undefined ? '' : ` ${formatDuration(base.finishedSecondsAgo)} ago`
-    const reason =
-      retention === null
-        ? `${status}${ago}; ${which} is never: kept until removed`
-        : `${status}${ago}; deleted ${which} ${formatDuration(retention)} after it finished`
-    return { ...base, action: 'set-ttl' as const, ttlSeconds: retention, reason, retention: describeRetention(retention, base.finishedSecondsAgo) }
-  })
-  return { namespace: observed.namespace, jobs: [...jobs, ...hooks].sort(byName) }
+  return { namespace: observed.namespace, jobs: planJobs(observed, settings, now, (p) => decidePost(p, settings)) }
+}
+
+function decidePost(p: PlannedJob, settings: Settings): Decision {
+  if (p.status === 'terminating') return { action: 'keep', reason: 'being deleted' }
+  if (p.status === 'running') {
+    const bound = upperBound(settings)
+    const waiting = settings.waitForJobsSeconds > 0
+    const reason = `running; TTL ${formatRetention(bound)} (the larger of ttl and failure-grace) until it finishes${waiting ? `; waiting up to ${formatDuration(settings.waitForJobsSeconds)} to set the one for its outcome` : ''}`
+    return { action: waiting ? 'wait' : 'set-ttl', ttlSeconds: bound, reason, retention: describeRetention(bound, undefined) }
+  }
+  const retention = retentionOf(p.status, settings)
+  const which = p.status === 'succeeded' ? 'ttl' : 'failure-grace'
+  const ago = p.finishedSecondsAgo === undefined ? '' : ` ${formatDuration(p.finishedSecondsAgo)} ago`
+  const reason =
+    retention === null
+      ? `${p.status}${ago}; ${which} is never: kept until removed`
+      : `${p.status}${ago}; deleted ${which} ${formatDuration(retention)} after it finished`
+  return { action: 'set-ttl', ttlSeconds: retention, reason, retention: describeRetention(retention, p.finishedSecondsAgo) }
 }
 
 /** Sweep: delete the finished Jobs whose retention has expired; keep the rest, saying how long is left. */
 export function planSweep(observed: Observed, settings: Settings, now: Date): RetentionPlan {
-  const { candidates, hooks } = jobsInScope(observed, settings, now)
-  const jobs = candidates.map((job) => {
-    const status = jobStatus(job)
-    const base = plannedJob(job, observed, now, { action: 'keep', reason: '' })
-    if (status === 'terminating') return { ...base, reason: 'already being deleted' }
-    if (status === 'running') return { ...base, reason: 'still running' }
-    const retention = recordedRetention(job, status, settings)
-    const which = status === 'succeeded' ? 'ttl' : 'failure-grace'
-    const source = job.metadata?.annotations?.[status === 'succeeded' ? ANNOTATION.ttl : ANNOTATION.failureGrace] !== undefined ? 'its annotation' : 'the input'
-    const finished = finishedAt(job) ? formatDuration(base.finishedSecondsAgo ?? 0) : 'unknown time'
-    const described = describeRetention(retention, base.finishedSecondsAgo)
-    if (retention === null) return { ...base, reason: `${status} ${finished} ago; ${which} is never (${source})`, retention: described }
-    const expired = (base.finishedSecondsAgo ?? 0) >= retention
-    return {
-      ...base,
-      action: expired ? ('delete' as const) : ('keep' as const),
-      reason: `${status} ${finished} ago; ${which} ${formatDuration(retention)} (${source}) ${expired ? 'has expired' : 'has not expired'}`,
-      retention: described
-    }
-  })
-  return { namespace: observed.namespace, jobs: [...jobs, ...hooks].sort(byName) }
+  return { namespace: observed.namespace, jobs: planJobs(observed, settings, now, (p) => decideSweep(p, settings)) }
+}
+
+function decideSweep(p: PlannedJob, settings: Settings): Decision {
+  if (p.status === 'terminating') return { action: 'keep', reason: 'already being deleted' }
+  if (p.status === 'running') return { action: 'keep', reason: 'still running' }
+  const retention = recordedRetention(p.job, p.status, settings)
+  const which = p.status === 'succeeded' ? 'ttl' : 'failure-grace'
+  const source =
+    p.job.metadata?.annotations?.[p.status === 'succeeded' ? ANNOTATION.ttl : ANNOTATION.failureGrace] !== undefined ? 'its annotation' : 'the input'
+  const finished = p.finishedSecondsAgo === undefined ? 'at an unknown time' : `${formatDuration(p.finishedSecondsAgo)} ago`
+  const described = describeRetention(retention, p.finishedSecondsAgo)
+  if (retention === null) return { action: 'keep', reason: `${p.status} ${finished}; ${which} is never (${source})`, retention: described }
+  const expired = (p.finishedSecondsAgo ?? 0) >= retention
+  return {
+    action: expired ? 'delete' : 'keep',
+    reason: `${p.status} ${finished}; ${which} ${formatDuration(retention)} (${source}) ${expired ? 'has expired' : 'has not expired'}`,
+    retention: described
+  }
 }
