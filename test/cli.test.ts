@@ -1,13 +1,11 @@
-// The bundled CLI (node dist/cli/index.js) against the real cluster: exit codes, --json, text.
+// The bundled CLI (the package's bin, dist/cli/job-sweeper.mjs) against the real cluster: exit codes, --json, text.
 import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { runAction } from './action.ts'
-import { createNamespace, deleteNamespace, getJob, helm, testCluster, waitForJobCondition } from './cluster/testenv.ts'
-import { createDecoys, missingDecoys, type Decoy } from './decoys.ts'
+import { getJob, testCluster, waitForJobCondition } from './cluster/testenv.ts'
+import { helmChart, release, useScenario } from './scenario.ts'
 
 const cli = join(import.meta.dirname, '..', 'dist', 'cli', 'job-sweeper.mjs') // the package's bin
-const chart = join(import.meta.dirname, 'chart', 'migrate-demo')
-const release = 'app'
 
 interface CliRun {
   code: number
@@ -63,42 +61,21 @@ describe('usage', () => {
 })
 
 describe('against the cluster', () => {
+  const scenario = useScenario('cli')
   let ns: string
-  let otherNs: string
-  let decoys: Decoy[]
-  beforeEach(async () => {
-    ns = await createNamespace('cli')
-    otherNs = await createNamespace('cli-other')
-    decoys = await createDecoys(ns, otherNs, release)
-  })
-  afterEach(async () => {
-    expect(await missingDecoys(decoys)).toEqual([])
-    await Promise.all([deleteNamespace(ns), deleteNamespace(otherNs)])
+  beforeEach(() => {
+    ns = scenario.ns
   })
 
   test('pre → helm upgrade → post, with --json, and post needs no saved state', async () => {
-    expect(helm('install', release, chart, '-n', ns, '--set', 'hookJob=false', '--wait', '--wait-for-jobs').code).toBe(0)
+    expect(helmChart('install', ns, { hookJob: false }, '--wait', '--wait-for-jobs').code).toBe(0)
     const pre = await jobSweeper('pre', '--release', release, '--namespace', ns, '--json')
     expect(pre.code).toBe(0)
     const preJson = JSON.parse(pre.stdout)
     expect(names(preJson.pruned)).toEqual([`${release}-migrate`])
     expect(preJson.errors).toEqual([])
 
-    const upgrade = helm(
-      'upgrade',
-      release,
-      chart,
-      '-n',
-      ns,
-      '--set',
-      'hookJob=false',
-      '--set',
-      'migrationVersion=2',
-      '--set',
-      'seedJob.enabled=true',
-      '--set',
-      'seedJob.fail=true'
-    )
+    const upgrade = helmChart('upgrade', ns, { hookJob: false, migrationVersion: '2', 'seedJob.enabled': true, 'seedJob.fail': true })
     expect(upgrade.code).toBe(0)
     await waitForJobCondition(ns, `${release}-seed`, 'Failed')
 

@@ -3,22 +3,14 @@ import { KubeJobsClient } from '../src/kube/client.ts'
 import { executePrune } from '../src/execute/prune.ts'
 import { planPrune } from '../src/plan/plan.ts'
 import { parseSettings } from '../src/settings/settings.ts'
-import { batchApi, createJob, createNamespace, deleteNamespace, getJob, kubeConfig, waitForJobCondition } from './cluster/testenv.ts'
-import { createDecoys, missingDecoys, type Decoy } from './decoys.ts'
+import { batchApi, createJob, getJob, kubeConfig, waitForJobCondition } from './cluster/testenv.ts'
+import { useScenario } from './scenario.ts'
 
-let ns: string
-let otherNs: string
-let decoys: Decoy[]
 const quiet = { info: () => undefined, warning: () => undefined, phase: 'pre' as const }
-
-beforeEach(async () => {
-  ns = await createNamespace('exec')
-  otherNs = await createNamespace('exec-other')
-  decoys = await createDecoys(ns, otherNs, 'app')
-})
-afterEach(async () => {
-  expect(await missingDecoys(decoys)).toEqual([])
-  await Promise.all([deleteNamespace(ns), deleteNamespace(otherNs)])
+const scenario = useScenario('exec')
+let ns: string
+beforeEach(() => {
+  ns = scenario.ns
 })
 
 test('a Job that was replaced by a new one of the same name after planning is left alone (UID precondition)', async () => {

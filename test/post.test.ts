@@ -4,55 +4,32 @@ import { existsSync, mkdtempSync, readdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { outputNames, runAction } from './action.ts'
-import { batchApi, createJob, createNamespace, deleteNamespace, eventually, getJob, helm, waitForJobCondition, type TestJob } from './cluster/testenv.ts'
-import { createDecoys, missingDecoys, type Decoy } from './decoys.ts'
+import { batchApi, createJob, eventually, getJob, waitForJobCondition, type TestJob } from './cluster/testenv.ts'
+import { finishedReleaseJob, helmChart, release, releaseAnnotations, useScenario } from './scenario.ts'
 
-const chart = join(import.meta.dirname, 'chart', 'migrate-demo')
-const release = 'app'
-let ns: string
-let otherNs: string
-let decoys: Decoy[]
-
-beforeEach(async () => {
-  ns = await createNamespace('post')
-  otherNs = await createNamespace('post-other')
-  decoys = await createDecoys(ns, otherNs, release)
-})
-
-afterEach(async () => {
-  expect(await missingDecoys(decoys)).toEqual([])
-  // No decoy got a TTL or job-sweeper's annotations either.
+// No decoy may get a TTL or job-sweeper's annotations either.
+const scenario = useScenario('post', async (decoys) => {
   for (const d of decoys) {
     const job = await getJob(d.namespace, d.name)
     expect([d.name, job?.spec?.ttlSecondsAfterFinished, job?.metadata?.labels?.['job-sweeper.io/managed']]).toEqual([d.name, undefined, undefined])
   }
-  await Promise.all([deleteNamespace(ns), deleteNamespace(otherNs)])
+})
+let ns: string
+let otherNs: string
+beforeEach(() => {
+  ;({ ns, otherNs } = scenario)
 })
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
 
 test('one step: main prunes before the upgrade, post gives the new Jobs TTLs by outcome, and the TTL controller acts on them', async () => {
-  expect(helm('install', release, chart, '-n', ns, '--set', 'hookJob=false', '--wait', '--wait-for-jobs').code).toBe(0)
+  expect(helmChart('install', ns, { hookJob: false }, '--wait', '--wait-for-jobs').code).toBe(0)
   const inputs = { release, namespace: ns, ttl: '4s', 'failure-grace': '1h' }
   const main = await runAction(inputs)
   expect(main.code).toBe(0)
   expect(outputNames(main, 'pruned')).toEqual([`${release}-migrate`])
 
-  const upgrade = helm(
-    'upgrade',
-    release,
-    chart,
-    '-n',
-    ns,
-    '--set',
-    'hookJob=false',
-    '--set',
-    'migrationVersion=2',
-    '--set',
-    'seedJob.enabled=true',
-    '--set',
-    'seedJob.fail=true'
-  )
+  const upgrade = helmChart('upgrade', ns, { hookJob: false, migrationVersion: '2', 'seedJob.enabled': true, 'seedJob.fail': true })
   expect(upgrade.stderr).toBe('')
   await waitForJobCondition(ns, `${release}-migrate`, 'Complete')
   await waitForJobCondition(ns, `${release}-seed`, 'Failed')
@@ -81,8 +58,7 @@ test('one step: main prunes before the upgrade, post gives the new Jobs TTLs by 
 test('the post step does nothing when the main step did not complete the pre phase', async () => {
   const main = await runAction({ release, namespace: ns, 'wait-timeout': 'soon' })
   expect(main.code).toBe(1)
-  await createJob({ namespace: ns, name: `${release}-migrate`, annotations: { 'meta.helm.sh/release-name': release, 'meta.helm.sh/release-namespace': ns } })
-  await waitForJobCondition(ns, `${release}-migrate`, 'Complete')
+  await finishedReleaseJob(ns, `${release}-migrate`)
   const post = await runAction({ release, namespace: ns }, { post: main })
   expect(post.code).toBe(0)
   expect(post.stdout).toContain('the main step did not complete a pre phase, so there is nothing to do')
@@ -90,7 +66,7 @@ test('the post step does nothing when the main step did not complete the pre pha
 })
 
 test('wait-for-jobs with a failing migration: the step fails, its logs are saved, and the Job is kept for failure-grace', async () => {
-  const install = helm('install', release, chart, '-n', ns, '--set', 'hookJob=false', '--set', 'failMigration=true', '--set', 'migrationRunFor=3s')
+  const install = helmChart('install', ns, { hookJob: false, failMigration: true, migrationRunFor: '3s' })
   expect(install.code).toBe(0)
   await eventually(
     'migration running',
@@ -112,7 +88,7 @@ test('wait-for-jobs with a failing migration: the step fails, its logs are saved
 })
 
 test('a Job that finished before the post phase: its TTL counts from its finish time', async () => {
-  const annotations = { 'meta.helm.sh/release-name': release, 'meta.helm.sh/release-namespace': ns }
+  const annotations = releaseAnnotations(ns)
   await createJob({ namespace: ns, name: `${release}-early`, annotations })
   await createJob({ namespace: ns, name: `${release}-recent`, annotations, behaviour: 'hold' })
   await waitForJobCondition(ns, `${release}-early`, 'Complete')

@@ -4,47 +4,23 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } fro
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { outputNames, runAction, type ActionRun } from './action.ts'
-import {
-  batchApi,
-  coreApi,
-  createJob,
-  createNamespace,
-  deleteNamespace,
-  eventually,
-  getJob,
-  helm,
-  jobCondition,
-  kubectl,
-  waitForJobCondition
-} from './cluster/testenv.ts'
+import { batchApi, coreApi, createJob, eventually, getJob, jobCondition, kubectl, waitForJobCondition, type CommandResult } from './cluster/testenv.ts'
 import { pinnedKubernetesVersion } from './cluster/cluster.ts'
-import { createDecoys, missingDecoys, type Decoy } from './decoys.ts'
+import type { Decoy } from './decoys.ts'
+import { finishedReleaseJob, helmChart, release, releaseAnnotations, useScenario } from './scenario.ts'
 
-const chart = join(import.meta.dirname, 'chart', 'migrate-demo')
-const release = 'app'
+const scenario = useScenario('pre')
 let ns: string
-let otherNs: string
-let decoys: Decoy[]
-
-beforeEach(async () => {
-  ns = await createNamespace('pre')
-  otherNs = await createNamespace('pre-other')
-  decoys = await createDecoys(ns, otherNs, release)
+beforeEach(() => {
+  ns = scenario.ns
 })
 
-afterEach(async () => {
-  expect(await missingDecoys(decoys)).toEqual([])
-  await Promise.all([deleteNamespace(ns), deleteNamespace(otherNs)])
-})
-
-function install(values: string[]): void {
-  const result = helm('install', release, chart, '-n', ns, '--wait', '--wait-for-jobs', ...values.flatMap((v) => ['--set', v]))
+function install(values: Record<string, string>): void {
+  const result = helmChart('install', ns, values, '--wait', '--wait-for-jobs')
   if (result.code !== 0) throw new Error(`helm install failed: ${result.stderr}`)
 }
 
-function upgrade(values: string[]): ReturnType<typeof helm> {
-  return helm('upgrade', release, chart, '-n', ns, ...values.flatMap((v) => ['--set', v]))
-}
+const upgrade = (values: Record<string, string>): CommandResult => helmChart('upgrade', ns, values)
 
 function expectSucceeded(run: ActionRun): void {
   expect({ code: run.code, errors: run.stdout.split('\n').filter((l) => l.startsWith('::error')) }).toEqual({ code: 0, errors: [] })
@@ -52,12 +28,7 @@ function expectSucceeded(run: ActionRun): void {
 
 /** A Job of the release as Helm would have left it, whose pod is held Running. */
 async function runningReleaseJob(name: string): Promise<string> {
-  const job = await createJob({
-    namespace: ns,
-    name,
-    behaviour: 'hold',
-    annotations: { 'meta.helm.sh/release-name': release, 'meta.helm.sh/release-namespace': ns }
-  })
+  const job = await createJob({ namespace: ns, name, behaviour: 'hold', annotations: releaseAnnotations(ns) })
   await eventually(
     `${name} running`,
     () => getJob(ns, name),
@@ -72,9 +43,9 @@ const releaseHold = (name: string): void => {
 
 describe('release scope', () => {
   test('the upgrade that fails on the changed migration Job succeeds right after the pre phase', async () => {
-    install(['migrationVersion=1'])
+    install({ migrationVersion: '1' })
     const before = await getJob(ns, `${release}-migrate`)
-    expect(upgrade(['migrationVersion=2']).stderr).toContain('field is immutable')
+    expect(upgrade({ migrationVersion: '2' }).stderr).toContain('field is immutable')
 
     const run = await runAction({ release, namespace: ns })
     expectSucceeded(run)
@@ -91,15 +62,15 @@ describe('release scope', () => {
     const events = await coreApi().listNamespacedEvent({ namespace: ns, fieldSelector: 'reason=JobSwept' })
     expect(events.items.map((e) => e.involvedObject.name)).toEqual([`${release}-migrate`])
 
-    const upgraded = upgrade(['migrationVersion=2'])
+    const upgraded = upgrade({ migrationVersion: '2' })
     expect(upgraded.stderr).toBe('')
     expect(upgraded.code).toBe(0)
   })
 
   test('include-hooks sweeps the hook Job of the release too', async () => {
-    install(['migrationVersion=1'])
-    const hook = decoys.find((d) => d.why === 'a Helm hook Job') as Decoy
-    decoys = decoys.filter((d) => d !== hook)
+    install({ migrationVersion: '1' })
+    const hook = scenario.decoys.find((d) => d.why === 'a Helm hook Job') as Decoy
+    scenario.decoys = scenario.decoys.filter((d) => d !== hook)
     await waitForJobCondition(ns, hook.name, 'Complete')
     const run = await runAction({ release, namespace: ns, 'include-hooks': 'true' })
     expectSucceeded(run)
@@ -109,8 +80,8 @@ describe('release scope', () => {
 })
 
 describe('manifest scope', () => {
-  function template(values: string[]): string {
-    const rendered = helm('template', release, chart, '-n', ns, '--kube-version', pinnedKubernetesVersion(), ...values.flatMap((v) => ['--set', v]))
+  function template(values: Record<string, string>): string {
+    const rendered = helmChart('template', ns, values, '--kube-version', pinnedKubernetesVersion())
     expect(rendered.stderr).toBe('')
     const file = join(mkdtempSync(join(tmpdir(), 'rendered-')), 'rendered.yaml')
     writeFileSync(file, rendered.stdout)
@@ -118,24 +89,24 @@ describe('manifest scope', () => {
   }
 
   test('a Job whose rendered template changed is pruned, and the upgrade succeeds', async () => {
-    install(['migrationVersion=1'])
-    const run = await runAction({ manifest: template(['migrationVersion=2']), namespace: ns })
+    install({ migrationVersion: '1' })
+    const run = await runAction({ manifest: template({ migrationVersion: '2' }), namespace: ns })
     expectSucceeded(run)
     expect(outputNames(run, 'pruned')).toEqual([`${release}-migrate`])
     expect(JSON.parse(run.outputs.pruned)[0].reason).toContain('differs from the rendered manifest')
-    expect(upgrade(['migrationVersion=2']).code).toBe(0)
+    expect(upgrade({ migrationVersion: '2' }).code).toBe(0)
   })
 
   test('an unchanged Job is kept, and the upgrade still succeeds', async () => {
-    install(['migrationVersion=1'])
+    install({ migrationVersion: '1' })
     const before = await getJob(ns, `${release}-migrate`)
-    const run = await runAction({ manifest: template(['migrationVersion=1']), namespace: ns })
+    const run = await runAction({ manifest: template({ migrationVersion: '1' }), namespace: ns })
     expectSucceeded(run)
     expect(outputNames(run, 'pruned')).toEqual([])
     const kept = JSON.parse(run.outputs.kept) as { name: string; reason: string }[]
     expect(kept.find((k) => k.name === `${release}-migrate`)?.reason).toBe('unchanged — the upgrade will not touch it')
     expect((await getJob(ns, `${release}-migrate`))?.metadata?.uid).toBe(before?.metadata?.uid)
-    expect(upgrade(['migrationVersion=1']).code).toBe(0)
+    expect(upgrade({ migrationVersion: '1' }).code).toBe(0)
   })
 })
 
@@ -158,12 +129,7 @@ describe('a conflicting Job still running', () => {
   test('fail: fails naming it and deletes nothing', async () => {
     const name = `${release}-migrate`
     const uid = await runningReleaseJob(name)
-    await createJob({
-      namespace: ns,
-      name: `${release}-old-finished`,
-      annotations: { 'meta.helm.sh/release-name': release, 'meta.helm.sh/release-namespace': ns }
-    })
-    await waitForJobCondition(ns, `${release}-old-finished`, 'Complete')
+    await finishedReleaseJob(ns, `${release}-old-finished`)
     const run = await runAction({ release, namespace: ns, 'on-running': 'fail' })
     expect(run.code).toBe(1)
     expect(run.stdout).toContain(`::error::Job ${ns}/${name} is still running`)
@@ -186,12 +152,7 @@ describe('a conflicting Job still running', () => {
   test('wait with a short timeout: fails naming it and deletes nothing', async () => {
     const name = `${release}-migrate`
     const uid = await runningReleaseJob(name)
-    await createJob({
-      namespace: ns,
-      name: `${release}-old-finished`,
-      annotations: { 'meta.helm.sh/release-name': release, 'meta.helm.sh/release-namespace': ns }
-    })
-    await waitForJobCondition(ns, `${release}-old-finished`, 'Complete')
+    await finishedReleaseJob(ns, `${release}-old-finished`)
     const run = await runAction({ release, namespace: ns, 'on-running': 'wait', 'wait-timeout': '3s' })
     expect(run.code).toBe(1)
     expect(run.stdout).toMatch(new RegExp(`::error::Job ${ns}/${name} did not finish within wait-timeout 3s \\(running for \\d+s\\); nothing was deleted`))
@@ -202,7 +163,7 @@ describe('a conflicting Job still running', () => {
 })
 
 test('a failed prior Job: its logs are saved before it is deleted, and its tail is in the summary', async () => {
-  const result = helm('install', release, chart, '-n', ns, '--set', 'failMigration=true', '--set', 'hookJob=false')
+  const result = helmChart('install', ns, { failMigration: true, hookJob: false })
   expect(result.code).toBe(0)
   const failed = await waitForJobCondition(ns, `${release}-migrate`, 'Failed')
   const logsDir = mkdtempSync(join(tmpdir(), 'logs-'))
@@ -223,7 +184,7 @@ test('a failed prior Job: its logs are saved before it is deleted, and its tail 
 })
 
 test('dry-run changes nothing', async () => {
-  install(['migrationVersion=1'])
+  install({ migrationVersion: '1' })
   await runningReleaseJob(`${release}-second`)
   // Every Job of the cluster, but for namespaces that earlier tests are deleting.
   const snapshot = async (): Promise<string[]> => {

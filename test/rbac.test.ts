@@ -6,12 +6,11 @@ import { join } from 'node:path'
 import { KubeConfig } from '@kubernetes/client-node'
 import { outputNames, runAction } from './action.ts'
 import { pinnedKubernetesVersion } from './cluster/cluster.ts'
-import { createNamespace, deleteNamespace, getJob, helm, kubeConfig, kubectl, waitForJobCondition } from './cluster/testenv.ts'
+import { createNamespace, deleteNamespace, getJob, kubeConfig, kubectl, waitForJobCondition } from './cluster/testenv.ts'
 import { createDecoys, missingDecoys, type Decoy } from './decoys.ts'
+import { helmChart, release } from './scenario.ts'
 
 const root = join(import.meta.dirname, '..')
-const chart = join(root, 'test', 'chart', 'migrate-demo')
-const release = 'app'
 let ns: string
 let otherNs: string
 let decoys: Decoy[]
@@ -58,20 +57,8 @@ test('the ServiceAccount cannot do more than the Role allows', () => {
 })
 
 test('pre (manifest scope, logs), post (wait, TTLs) and sweep all work with exactly that Role', async () => {
-  expect(helm('install', release, chart, '-n', ns, '--set', 'hookJob=false', '--wait', '--wait-for-jobs').code).toBe(0)
-  const rendered = helm(
-    'template',
-    release,
-    chart,
-    '-n',
-    ns,
-    '--kube-version',
-    pinnedKubernetesVersion(),
-    '--set',
-    'hookJob=false',
-    '--set',
-    'migrationVersion=2'
-  )
+  expect(helmChart('install', ns, { hookJob: false }, '--wait', '--wait-for-jobs').code).toBe(0)
+  const rendered = helmChart('template', ns, { hookJob: false, migrationVersion: '2' }, '--kube-version', pinnedKubernetesVersion())
   const manifest = join(mkdtempSync(join(tmpdir(), 'rendered-')), 'rendered.yaml')
   writeFileSync(manifest, rendered.stdout)
 
@@ -86,7 +73,7 @@ test('pre (manifest scope, logs), post (wait, TTLs) and sweep all work with exac
   expect(pre.stdout).toContain(`::add-mask::${token}`)
   expect(pre.stdout.split(token)).toHaveLength(2) // the mask command is the only place it appears
 
-  expect(helm('upgrade', release, chart, '-n', ns, '--set', 'hookJob=false', '--set', 'migrationVersion=2').code).toBe(0)
+  expect(helmChart('upgrade', ns, { hookJob: false, migrationVersion: '2' }).code).toBe(0)
   await waitForJobCondition(ns, `${release}-migrate`, 'Complete')
 
   // Plain YAML this time, outside GitHub Actions: nothing may print the token at all.
