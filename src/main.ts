@@ -4,7 +4,7 @@ import * as core from '@actions/core'
 import * as github from '@actions/github'
 import type { ExecuteContext } from './execute/outcome.ts'
 import { apiErrorMessage } from './kube/errors.ts'
-import { writeReport } from './report/write.ts'
+import { writeFailure, writeReport } from './report/write.ts'
 import { runPhase, type Console } from './run.ts'
 import { INPUT, parseSettings, type Phase, type Settings } from './settings/settings.ts'
 
@@ -50,6 +50,8 @@ function workflowRun(): ExecuteContext['run'] {
 export async function run(): Promise<void> {
   const isPost = core.getState(STATE.isPost) === 'true'
   if (!isPost) core.saveState(STATE.isPost, 'true')
+  // For the summary of a run that fails before its settings are parsed.
+  let phaseName = isPost ? 'post' : core.getInput(INPUT.phase) || 'pre'
   try {
     if (isPost && core.getState(STATE.prePhase) !== 'completed') {
       core.info('job-sweeper post step: the main step did not complete a pre phase, so there is nothing to do')
@@ -57,12 +59,15 @@ export async function run(): Promise<void> {
     }
     const settings = readSettings()
     const phase: Phase = isPost ? 'post' : settings.phase
+    phaseName = phase
     const result = await runPhase(phase, settings, { console: actionsConsole, mask, run: workflowRun() })
     await writeReport(result, settings.logsDir)
     for (const w of result.warnings) core.warning(w)
     if (result.errors.length > 0) core.setFailed(result.errors.join('\n'))
     else if (!isPost && phase === 'pre') core.saveState(STATE.prePhase, 'completed')
   } catch (e) {
-    core.setFailed(apiErrorMessage(e))
+    const message = apiErrorMessage(e)
+    core.setFailed(message)
+    await writeFailure(phaseName, message).catch((w: unknown) => core.warning(`could not write the job summary: ${apiErrorMessage(w)}`))
   }
 }

@@ -20,5 +20,8 @@ export function apiErrorMessage(e: unknown): string {
   } else if (body && typeof body === 'object' && 'message' in body && typeof body.message === 'string') {
     return body.message
   }
-  return e instanceof Error ? e.message : String(e)
+  if (!(e instanceof Error)) return String(e)
+  // Network failures (fetch failed) carry the reason, like ECONNREFUSED, in their cause.
+  const cause = (e as { cause?: unknown }).cause
+  return cause instanceof Error && !e.message.includes(cause.message) ? `${e.message} (${cause.message})` : e.message
 }

@@ -109,3 +109,8 @@ export function buildReport(result: RunResult): Report {
   if (s.warnings.length > 0) lines.push('', '### Warnings', '', ...s.warnings.map((w) => `- ${escapeMarkdown(w)}`))
   return { markdown: `${lines.join('\n')}\n`, outputs: s.outputs }
 }
+
+/** The job summary of a run that stopped on an error (a bad input, an unreachable cluster). */
+export function failureMarkdown(phase: string, message: string): string {
+  return `## job-sweeper: ${escapeMarkdown(phase)} phase failed\n\n${escapeMarkdown(message)}\n\nNothing was changed after this error.\n`
+}
