@@ -109,6 +109,20 @@ test('a Job that finished before the post phase: its TTL counts from its finish 
   expect((await getJob(ns, `${release}-recent`))?.spec?.ttlSecondsAfterFinished).toBe(3600) // the upper bound
 })
 
+test('a Job still running after wait-for-jobs keeps the upper-bound TTL, with a warning', async () => {
+  await createJob({ namespace: ns, name: `${release}-slow`, annotations: releaseAnnotations(ns), behaviour: 'hold' })
+  await eventually(
+    'slow Job running',
+    () => getJob(ns, `${release}-slow`),
+    (j) => j?.status?.active === 1
+  )
+  const run = await runAction({ phase: 'post', release, namespace: ns, 'wait-for-jobs': '2s', ttl: '10m', 'failure-grace': '2h' })
+  expect(run.code).toBe(0)
+  expect(run.stdout).toContain(`::warning::Job ${ns}/${release}-slow was still running after wait-for-jobs 2s; it keeps the upper-bound TTL`)
+  expect(outputNames(run, 'waited')).toEqual([`${release}-slow`])
+  expect((await getJob(ns, `${release}-slow`))?.spec?.ttlSecondsAfterFinished).toBe(7200)
+})
+
 describe('sweep', () => {
   async function seed(): Promise<void> {
     const label = { 'sweep-test': 'true' }

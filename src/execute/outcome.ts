@@ -75,3 +75,9 @@ export async function withProgress<T>(work: Promise<T>, what: () => string, ctx:
     clearInterval(timer)
   }
 }
+
+/** Sorts a result's outcomes by namespace and name, as the plans are. */
+export function sorted(result: RunResult): RunResult {
+  result.outcomes.sort((a, b) => a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name))
+  return result
+}

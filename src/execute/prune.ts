@@ -1,7 +1,6 @@
 // Execute a PrunePlan: wait for running Jobs, save logs, delete with a UID precondition and
 // foreground propagation, and wait until each Job and its pods are really gone. Every Job gets an
 // outcome; problems are collected and reported together at the end (as the TTL controller does).
-import type { V1Job } from '@kubernetes/client-node'
 import { WaitTimeout, type JobsClient } from '../kube/client.ts'
 import { apiErrorMessage } from '../kube/errors.ts'
 import type { PlannedJob, PrunePlan } from '../plan/plan.ts'
@@ -10,7 +9,7 @@ import { isFinished, jobStatus } from '../plan/predicates.ts'
 import { formatDuration } from '../settings/duration.ts'
 import type { Settings } from '../settings/settings.ts'
 import { harvestLogs } from './logs.ts'
-import { outcome, withProgress, type ExecuteContext, type JobOutcome, type RunResult } from './outcome.ts'
+import { outcome, sorted, withProgress, type ExecuteContext, type JobOutcome, type RunResult } from './outcome.ts'
 
 // Kubernetes' own finalizers, which its controllers remove; any other one belongs to someone else.
 const KUBERNETES_FINALIZERS = new Set(['foregroundDeletion', 'orphan', 'batch.kubernetes.io/job-tracking'])
@@ -44,14 +43,12 @@ export async function executePrune(plan: PrunePlan, client: JobsClient, settings
   const toDelete = plan.jobs.filter((p) => p.action === 'delete' || p.action === 'wait')
 
   // Wait for every running Job first: on a timeout nothing at all is deleted.
-  const waitedFor = new Map<string, V1Job | undefined>()
   if (toWait.length > 0) {
     const pending = new Set(toWait.map((p) => p.name))
     ctx.info(`waiting up to ${formatDuration(settings.waitTimeoutSeconds)} for ${toWait.length} running Job(s): ${toWait.map((p) => p.name).join(', ')}`)
     const waits = toWait.map(async (p) => {
       const finished = await client.watchJob(p.namespace, p.name, p.uid, (job) => job === undefined || isFinished(job), settings.waitTimeoutSeconds * 1000)
       pending.delete(p.name)
-      waitedFor.set(p.name, finished)
       ctx.info(`Job ${p.namespace}/${p.name} ${finished ? `finished: ${jobStatus(finished)}` : 'is gone'}`)
     })
     const settled = await withProgress(Promise.allSettled(waits), () => [...pending].join(', '), ctx)
@@ -110,8 +107,7 @@ export async function executePrune(plan: PrunePlan, client: JobsClient, settings
       ctx
     )
   }
-  result.outcomes.sort((a, b) => a.name.localeCompare(b.name))
-  return result
+  return sorted(result)
 }
 
 /** Re-reads, harvests logs and deletes one Job; never throws. */

@@ -10,7 +10,7 @@ import { ANNOTATION, MANAGED_LABEL, describeRetention, formatRetention, retentio
 import { formatDuration } from '../settings/duration.ts'
 import type { Settings } from '../settings/settings.ts'
 import { harvestLogs } from './logs.ts'
-import { outcome, withProgress, type ExecuteContext, type JobOutcome, type RunResult } from './outcome.ts'
+import { outcome, sorted, withProgress, type ExecuteContext, type JobOutcome, type RunResult } from './outcome.ts'
 
 /** The merge patch that records the policy on the Job and sets its TTL. */
 export function retentionPatch(settings: Settings, ttlSeconds: Retention, run: ExecuteContext['run']): object {
@@ -61,11 +61,14 @@ export async function executeRetention(plan: RetentionPlan, client: JobsClient, 
             )
             await finishWait(p, finished, out, client, settings, ctx, result)
           } catch (e) {
-            if (!(e instanceof WaitTimeout)) throw e
-            result.warnings.push(
-              `Job ${p.namespace}/${p.name} was still running after wait-for-jobs ${formatDuration(settings.waitForJobsSeconds)}; it keeps the upper-bound TTL`
-            )
-            out.reason = `${out.reason}; still running after ${formatDuration(settings.waitForJobsSeconds)}`
+            if (e instanceof WaitTimeout) {
+              result.warnings.push(
+                `Job ${p.namespace}/${p.name} was still running after wait-for-jobs ${formatDuration(settings.waitForJobsSeconds)}; it keeps the upper-bound TTL`
+              )
+              out.reason = `${out.reason}; still running after ${formatDuration(settings.waitForJobsSeconds)}`
+            } else {
+              result.errors.push(`Job ${p.namespace}/${p.name} could not be watched: ${apiErrorMessage(e)}; it keeps the upper-bound TTL`)
+            }
           } finally {
             pending.delete(p.name)
           }
@@ -85,11 +88,6 @@ export async function executeRetention(plan: RetentionPlan, client: JobsClient, 
     }
   }
   return sorted(result)
-}
-
-function sorted(result: RunResult): RunResult {
-  result.outcomes.sort((a, b) => a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name))
-  return result
 }
 
 async function setTtl(p: PlannedJob, ttl: Retention, client: JobsClient, settings: Settings, ctx: ExecuteContext, result: RunResult): Promise<JobOutcome> {
