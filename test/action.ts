@@ -61,3 +61,13 @@ export async function runAction(inputs: Record<string, string>, options: { post?
 export function outputNames(run: ActionRun, output: string): string[] {
   return (JSON.parse(run.outputs[output] ?? '[]') as { name: string }[]).map((j) => j.name).sort()
 }
+
+/** What the runner sets about the workflow run (read by @actions/github's context). */
+export const WORKFLOW_RUN_ENV = {
+  GITHUB_ACTIONS: 'true',
+  GITHUB_REPOSITORY: 'acme/shop',
+  GITHUB_RUN_ID: '4242',
+  GITHUB_SERVER_URL: 'https://github.example',
+  GITHUB_SHA: '0123456789abcdef0123456789abcdef01234567'
+}
+export const WORKFLOW_RUN_URL = 'https://github.example/acme/shop/actions/runs/4242'

@@ -3,7 +3,7 @@
 import { existsSync, mkdtempSync, readdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { outputNames, runAction } from './action.ts'
+import { outputNames, runAction, WORKFLOW_RUN_ENV, WORKFLOW_RUN_URL } from './action.ts'
 import { batchApi, createJob, eventually, getJob, waitForJobCondition, type TestJob } from './cluster/testenv.ts'
 import { finishedReleaseJob, helmChart, release, releaseAnnotations, useScenario } from './scenario.ts'
 
@@ -25,7 +25,7 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 test('one step: main prunes before the upgrade, post gives the new Jobs TTLs by outcome, and the TTL controller acts on them', async () => {
   expect(helmChart('install', ns, { hookJob: false }, '--wait', '--wait-for-jobs').code).toBe(0)
   const inputs = { release, namespace: ns, ttl: '4s', 'failure-grace': '1h' }
-  const main = await runAction(inputs)
+  const main = await runAction(inputs, { env: WORKFLOW_RUN_ENV })
   expect(main.code).toBe(0)
   expect(outputNames(main, 'pruned')).toEqual([`${release}-migrate`])
 
@@ -34,7 +34,7 @@ test('one step: main prunes before the upgrade, post gives the new Jobs TTLs by 
   await waitForJobCondition(ns, `${release}-migrate`, 'Complete')
   await waitForJobCondition(ns, `${release}-seed`, 'Failed')
 
-  const post = await runAction(inputs, { post: main })
+  const post = await runAction(inputs, { post: main, env: WORKFLOW_RUN_ENV })
   expect(post.stdout).not.toContain('::error::')
   expect(post.code).toBe(0)
   expect(outputNames(post, 'ttl-set')).toEqual([`${release}-migrate`, `${release}-seed`])
@@ -42,7 +42,12 @@ test('one step: main prunes before the upgrade, post gives the new Jobs TTLs by 
   expect(post.summary).toContain('0 pruned · 0 waited · 1 kept · 2 TTL set') // kept: the release's hook decoy
   const seed = await getJob(ns, `${release}-seed`)
   expect(seed?.spec?.ttlSecondsAfterFinished).toBe(3600)
-  expect(seed?.metadata?.annotations).toMatchObject({ 'job-sweeper.io/ttl': '4s', 'job-sweeper.io/failure-grace': '1h' })
+  expect(seed?.metadata?.annotations).toMatchObject({
+    'job-sweeper.io/ttl': '4s',
+    'job-sweeper.io/failure-grace': '1h',
+    'job-sweeper.io/run-url': WORKFLOW_RUN_URL,
+    'job-sweeper.io/commit': WORKFLOW_RUN_ENV.GITHUB_SHA
+  })
   expect(seed?.metadata?.labels?.['job-sweeper.io/managed']).toBe('true')
 
   // The real TTL-after-finished controller deletes the succeeded Job; the failed one stays.

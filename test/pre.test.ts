@@ -3,7 +3,7 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { outputNames, runAction, type ActionRun } from './action.ts'
+import { outputNames, runAction, WORKFLOW_RUN_ENV, WORKFLOW_RUN_URL, type ActionRun } from './action.ts'
 import { batchApi, coreApi, createJob, eventually, getJob, jobCondition, kubectl, waitForJobCondition, type CommandResult } from './cluster/testenv.ts'
 import { pinnedKubernetesVersion } from './cluster/cluster.ts'
 import type { Decoy } from './decoys.ts'
@@ -47,7 +47,7 @@ describe('release scope', () => {
     const before = await getJob(ns, `${release}-migrate`)
     expect(upgrade({ migrationVersion: '2' }).stderr).toContain('field is immutable')
 
-    const run = await runAction({ release, namespace: ns })
+    const run = await runAction({ release, namespace: ns }, { env: WORKFLOW_RUN_ENV })
     expectSucceeded(run)
     expect(outputNames(run, 'pruned')).toEqual([`${release}-migrate`])
     // The hook decoy is of the same release: in scope, kept, and the summary says why.
@@ -61,6 +61,7 @@ describe('release scope', () => {
 
     const events = await coreApi().listNamespacedEvent({ namespace: ns, fieldSelector: 'reason=JobSwept' })
     expect(events.items.map((e) => e.involvedObject.name)).toEqual([`${release}-migrate`])
+    expect(events.items[0].message).toContain(`(workflow run ${WORKFLOW_RUN_URL})`)
 
     const upgraded = upgrade({ migrationVersion: '2' })
     expect(upgraded.stderr).toBe('')
