@@ -246,7 +246,8 @@ export async function runningCluster(dir: string): Promise<Cluster | undefined> 
   const file = join(dir, 'cluster.json')
   if (!existsSync(file)) return undefined
   const cluster = JSON.parse(readFileSync(file, 'utf8')) as Cluster
-  const pid = Number(readFileSync(join(dir, 'pids', '2-kube-apiserver'), { encoding: 'utf8', flag: 'a+' }))
+  const pidFile = join(dir, 'pids', '2-kube-apiserver')
+  const pid = existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8')) : 0
   if (!pid || !isAlive(pid)) return undefined
   const kc = new KubeConfig()
   kc.loadFromFile(cluster.kubeconfig)
