@@ -148,6 +148,7 @@ export class KubeJobsClient implements JobsClient {
       if (done(current)) return current
       const remaining = deadline - Date.now()
       if (remaining <= 0) throw new WaitTimeout(`timed out waiting for Job ${namespace}/${name}`)
+      const watchStarted = Date.now()
       const result = await new Promise<{ job: V1Job | undefined; finished: boolean }>((resolve, reject) => {
         let last = current
         let settled = false
@@ -178,6 +179,9 @@ export class KubeJobsClient implements JobsClient {
       })
       if (result.finished) return result.job
       if (Date.now() >= deadline) throw new WaitTimeout(`timed out waiting for Job ${namespace}/${name}`)
+      // A watch the server ends at once (410 Gone, a proxy that cuts streams) is retried, but
+      // not in a tight loop against the API server.
+      if (Date.now() - watchStarted < 1000) await new Promise((r) => setTimeout(r, Math.min(1000, deadline - Date.now())))
     }
   }
 
