@@ -60,7 +60,8 @@ async function main(argv: string[]): Promise<number> {
     return result.errors.length > 0 ? 1 : 0
   } catch (e) {
     process.stderr.write(`job-sweeper: ${apiErrorMessage(e)}\n`)
-    return 1
+    // A bad kubeconfig, context or manifest is found only once it is read: still bad usage.
+    return e instanceof SettingsError ? 2 : 1
   }
 }
 
