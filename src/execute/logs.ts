@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import type { V1Pod } from '@kubernetes/client-node'
 import type { JobsClient } from '../kube/client.ts'
 import { apiErrorMessage } from '../kube/errors.ts'
+import type { ExecuteContext, JobOutcome, RunResult } from './outcome.ts'
 
 /** What was saved of one Job's logs, and what could not be. */
 export interface HarvestedLogs {
@@ -56,4 +57,11 @@ export async function harvestLogs(client: JobsClient, namespace: string, job: st
     }
   }
   return result
+}
+
+/** Harvests the Job's logs into its outcome; logs that cannot be read become the run's warnings. */
+export async function saveLogsOf(out: JobOutcome, uid: string, client: JobsClient, logsDir: string, ctx: ExecuteContext, result: RunResult): Promise<void> {
+  out.logs = await harvestLogs(client, out.namespace, out.name, uid, logsDir)
+  for (const problem of out.logs.problems) result.warnings.push(`logs of Job ${out.namespace}/${out.name}: ${problem}`)
+  ctx.info(`saved ${out.logs.files.length} log file(s) of ${out.status} Job ${out.namespace}/${out.name}`)
 }

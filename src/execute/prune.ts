@@ -8,7 +8,7 @@ import { shouldHarvest } from '../plan/plan.ts'
 import { isFinished, jobStatus } from '../plan/predicates.ts'
 import { formatDuration } from '../settings/duration.ts'
 import type { Settings } from '../settings/settings.ts'
-import { harvestLogs } from './logs.ts'
+import { saveLogsOf } from './logs.ts'
 import { outcome, sorted, withProgress, type ExecuteContext, type JobOutcome, type RunResult } from './outcome.ts'
 
 // Kubernetes' own finalizers, which its controllers remove; any other one belongs to someone else.
@@ -119,9 +119,7 @@ async function deleteOne(p: PlannedJob, client: JobsClient, settings: Settings, 
     const status = jobStatus(job)
     const out = outcome(p, 'pruned', p.reason, status)
     if (shouldHarvest(settings.harvestLogs, status)) {
-      out.logs = await harvestLogs(client, p.namespace, p.name, p.uid, settings.logsDir)
-      for (const problem of out.logs.problems) result.warnings.push(`logs of Job ${p.namespace}/${p.name}: ${problem}`)
-      ctx.info(`saved ${out.logs.files.length} log file(s) of Job ${p.namespace}/${p.name}`)
+      await saveLogsOf(out, p.uid, client, settings.logsDir, ctx, result)
     }
     const deleted = await client.deleteJob(p.namespace, p.name, p.uid)
     if (deleted === 'gone') return { ...out, result: 'gone', reason: `${p.reason} — already gone` }

@@ -9,7 +9,7 @@ import { isFinished, jobStatus } from '../plan/predicates.ts'
 import { ANNOTATION, MANAGED_LABEL, describeRetention, formatRetention, retentionOf, type Retention, type RetentionPlan } from '../plan/retention.ts'
 import { formatDuration } from '../settings/duration.ts'
 import type { Settings } from '../settings/settings.ts'
-import { harvestLogs } from './logs.ts'
+import { saveLogsOf } from './logs.ts'
 import { outcome, sorted, withProgress, type ExecuteContext, type JobOutcome, type RunResult } from './outcome.ts'
 
 /** The merge patch that records the policy on the Job and sets its TTL. */
@@ -135,9 +135,7 @@ async function finishWait(
 /** A new Job failed: save its logs for the summary, and fail the step if so configured. */
 async function failedJob(p: PlannedJob, out: JobOutcome, client: JobsClient, settings: Settings, ctx: ExecuteContext, result: RunResult): Promise<void> {
   if (settings.harvestLogs !== 'none') {
-    out.logs = await harvestLogs(client, p.namespace, p.name, p.uid, settings.logsDir)
-    for (const problem of out.logs.problems) result.warnings.push(`logs of Job ${p.namespace}/${p.name}: ${problem}`)
-    ctx.info(`saved ${out.logs.files.length} log file(s) of failed Job ${p.namespace}/${p.name}`)
+    await saveLogsOf(out, p.uid, client, settings.logsDir, ctx, result)
   }
   const kept = `kept for failure-grace ${formatRetention(settings.failureGraceSeconds)}`
   if (settings.failOnJobFailure) result.errors.push(`Job ${p.namespace}/${p.name} failed; ${kept} so it can be inspected`)

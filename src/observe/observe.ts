@@ -19,7 +19,7 @@ async function readManifest(path: string): Promise<string> {
   }
 }
 
-async function manifestJobs(settings: Settings, manifestPath: string): Promise<V1Job[]> {
+async function manifestJobs(manifestPath: string): Promise<V1Job[]> {
   try {
     return renderedJobs(await readManifest(manifestPath))
   } catch (e) {
@@ -38,7 +38,7 @@ export async function observe(client: JobsClient, settings: Settings, warn: (mes
   const jobs = await client.listJobs(namespace, settings.scope.selector)
   if (settings.scope.manifest === undefined) return { namespace, jobs }
 
-  const rendered = await manifestJobs(settings, settings.scope.manifest)
+  const rendered = await manifestJobs(settings.scope.manifest)
   const manifest = new Map<string, string | undefined>()
   for (const job of rendered) {
     const name = job.metadata?.name ?? ''
@@ -60,8 +60,6 @@ export async function observeSweep(client: JobsClient, settings: Settings): Prom
   const namespaces = settings.namespaces ?? [client.defaultNamespace]
   const jobs = settings.allNamespaces ? await client.listAllJobs(selector) : (await Promise.all(namespaces.map((ns) => client.listJobs(ns, selector)))).flat()
   const manifest =
-    settings.scope.manifest === undefined
-      ? undefined
-      : new Map((await manifestJobs(settings, settings.scope.manifest)).map((j) => [j.metadata?.name ?? '', undefined]))
+    settings.scope.manifest === undefined ? undefined : new Map((await manifestJobs(settings.scope.manifest)).map((j) => [j.metadata?.name ?? '', undefined]))
   return { namespace: settings.allNamespaces ? 'all namespaces' : namespaces.join(', '), jobs, manifest }
 }
