@@ -2,7 +2,8 @@
 // engine with flags for inputs. Exit codes: 0 done, 1 failed, 2 bad usage.
 import { parseCommandLine, usage, UsageError, type Command } from './cli/args.ts'
 import { apiErrorMessage } from './kube/errors.ts'
-import { summarize } from './report/summary.ts'
+import { writeReportFile } from './report/file.ts'
+import { listOutput, summarize } from './report/summary.ts'
 import { renderText } from './report/text.ts'
 import { runPhase, type Console } from './run.ts'
 import { parseSettings, SettingsError, type Settings } from './settings/settings.ts'
@@ -38,24 +39,25 @@ async function main(argv: string[]): Promise<number> {
     // Nothing here prints secrets, and outside GitHub Actions there is no log to mask them in.
     const result = await runPhase(command.phase, settings, { console: stderrConsole, mask: () => undefined })
     const summary = summarize(result)
+    const reportFile = await writeReportFile(result, settings.logsDir)
     if (command.json) {
-      const { pruned, kept, waited, 'ttl-set': ttlSet } = summary.outputs
+      // The same lists as the action's outputs (cut to a size a CI variable holds), with counts;
+      // the report file has every Job.
+      const lists = Object.fromEntries(Object.entries(summary.outputs).flatMap(([name, jobs]) => [[name, JSON.parse(listOutput(jobs))], [`${name}-count`, jobs.length]]))
       const json = {
         phase: result.phase,
         namespace: result.namespace,
         dryRun: result.dryRun,
-        pruned,
-        kept,
-        waited,
-        'ttl-set': ttlSet,
+        ...lists,
         'logs-dir': settings.logsDir,
+        'report-file': reportFile,
         errors: result.errors,
         warnings: result.warnings
       }
       process.stdout.write(`${JSON.stringify(json, null, 2)}\n`)
     } else {
       process.stdout.write(renderText(summary))
-      process.stdout.write(`\nLogs: ${settings.logsDir}\n`)
+      process.stdout.write(`\nLogs: ${settings.logsDir}\nReport: ${reportFile}\n`)
     }
     return result.errors.length > 0 ? 1 : 0
   } catch (e) {

@@ -1,12 +1,12 @@
 // One phase, start to end: observe → plan → execute, against the cluster the settings name.
 // Shared by the action (main.ts) and the CLI (cli.ts); each passes its own way of printing.
+import { execute } from './execute/execute.ts'
 import type { ExecuteContext, RunResult } from './execute/outcome.ts'
-import { executePrune } from './execute/prune.ts'
-import { executeRetention } from './execute/retention.ts'
+import { someNames } from './execute/progress.ts'
 import { KubeJobsClient, type JobsClient } from './kube/client.ts'
 import { loadKubeConfig } from './kube/kubeconfig.ts'
 import { observe, observeSweep } from './observe/observe.ts'
-import { planPrune, type Observed, type PlannedJob } from './plan/plan.ts'
+import { planPrune, type Observed, type Plan, type PlannedJob } from './plan/plan.ts'
 import { planPost, planSweep } from './plan/retention.ts'
 import type { Phase, Settings } from './settings/settings.ts'
 
@@ -34,35 +34,39 @@ async function observed(out: Console, what: string, look: () => Promise<Observed
   })
 }
 
+// The plan's log lists each Job up to this many; beyond, it counts them by action.
+const PLAN_LINES = 50
+
 function showPlan(out: Console, jobs: PlannedJob[]): Promise<void> {
   return out.group(`Plan: ${jobs.length} Job(s) in scope`, async () => {
-    for (const p of jobs) out.info(`${p.action.padEnd(7)} ${p.namespace}/${p.name} (${p.status}): ${p.reason}`)
+    for (const p of jobs.slice(0, PLAN_LINES)) out.info(`${p.action.padEnd(7)} ${p.namespace}/${p.name} (${p.status}): ${p.reason}`)
+    if (jobs.length > PLAN_LINES) {
+      const byAction = new Map<string, string[]>()
+      for (const p of jobs.slice(PLAN_LINES)) byAction.set(p.action, [...(byAction.get(p.action) ?? []), p.name])
+      for (const [action, names] of byAction) out.info(`${action.padEnd(7)} ${names.length} more: ${someNames(names)}`)
+    }
   })
 }
 
 export async function runPhase(phase: Phase, settings: Settings, options: RunOptions): Promise<RunResult> {
   const out = options.console
   const client: JobsClient = new KubeJobsClient(loadKubeConfig(settings.kubeconfig, settings.context, options.mask))
-  const ctx: ExecuteContext = { phase, info: (m) => out.info(m), warning: (m) => out.warning(m), run: options.run }
+  const ctx: ExecuteContext = { info: (m) => out.info(m), run: options.run }
   const warn = (m: string): void => out.warning(m)
-  const executeGroup = settings.dryRun ? 'Execute (dry run: nothing is changed)' : 'Execute'
   const what = settings.scope.selector ? `matching ${settings.scope.selector}` : 'listed'
   const now = new Date()
+  let plan: Plan
   switch (phase) {
-    case 'pre': {
-      const plan = planPrune(await observed(out, what, () => observe(client, settings, warn, true)), settings, now)
-      await showPlan(out, plan.jobs)
-      return out.group(executeGroup, () => executePrune(plan, client, settings, ctx))
-    }
-    case 'post': {
-      const plan = planPost(await observed(out, what, () => observe(client, settings, warn, false)), settings, now)
-      await showPlan(out, plan.jobs)
-      return out.group(executeGroup, () => executeRetention(plan, client, settings, ctx))
-    }
-    case 'sweep': {
-      const plan = planSweep(await observed(out, what, () => observeSweep(client, settings)), settings, now)
-      await showPlan(out, plan.jobs)
-      return out.group(executeGroup, () => executePrune(plan, client, settings, ctx))
-    }
+    case 'pre':
+      plan = planPrune(await observed(out, what, () => observe(client, settings, warn, true)), settings, now)
+      break
+    case 'post':
+      plan = planPost(await observed(out, what, () => observe(client, settings, warn, false)), settings, now)
+      break
+    case 'sweep':
+      plan = planSweep(await observed(out, what, () => observeSweep(client, settings)), settings, now)
+      break
   }
+  await showPlan(out, plan.jobs)
+  return out.group(settings.dryRun ? 'Execute (dry run: nothing is changed)' : 'Execute', () => execute(plan, client, settings, ctx))
 }

@@ -1,23 +1,35 @@
-// Saving a Job's pod logs before it is deleted: every container (init containers and the previous
-// restart included) of every pod, to <logs-dir>/<namespace>/<job>/<pod>/<container>.log.
-import { mkdir, writeFile } from 'node:fs/promises'
+// Saving a Job's pod logs: every container (init containers and the previous restart included) of
+// every pod, streamed as bytes to <logs-dir>/<namespace>/<job>/<pod>/<container>.log, each capped
+// at max-log-bytes. Pure I/O: it returns what it saved and what it could not; the executor decides.
+import { appendFile, mkdir, open } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { V1Pod } from '@kubernetes/client-node'
 import type { JobsClient } from '../kube/client.ts'
 import { apiErrorMessage } from '../kube/errors.ts'
-import type { ExecuteContext, JobOutcome, RunResult } from './outcome.ts'
+
+/** One saved container log, relative to logs-dir. */
+export interface SavedLogFile {
+  file: string
+  bytes: number
+  /** Cut at max-log-bytes (the file ends with a line saying so). */
+  truncated: boolean
+}
 
 /** What was saved of one Job's logs, and what could not be. */
 export interface HarvestedLogs {
-  /** Files written, relative to logs-dir. */
-  files: string[]
-  /** The last lines of each written log, for the summary. */
-  tails: { file: string; lines: string[] }[]
-  /** One line per log that could not be read. */
-  problems: string[]
+  files: SavedLogFile[]
+  /** One line per log that could not be read or written: the Job is then kept (on-log-failure: keep). */
+  failures: string[]
+  /** The last lines of the logs, for the summary of a failed Job (read only when asked). */
+  tails?: { file: string; lines: string[] }[]
 }
 
-const TAIL_LINES = 20
+/** The Job whose logs are saved. */
+export interface LogSource {
+  namespace: string
+  name: string
+  uid: string
+}
 
 function containersOf(pod: V1Pod): { name: string; restarts: number }[] {
   const statuses = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])]
@@ -25,33 +37,36 @@ function containersOf(pod: V1Pod): { name: string; restarts: number }[] {
   return [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])].map((c) => ({ name: c.name, restarts: restarts(c.name) }))
 }
 
-/** Saves the logs of every pod of the Job with `jobUid`; never throws for a log it cannot read. */
-export async function harvestLogs(client: JobsClient, namespace: string, job: string, jobUid: string, logsDir: string): Promise<HarvestedLogs> {
-  const result: HarvestedLogs = { files: [], tails: [], problems: [] }
+/** Saves the logs of every pod of the Job; never throws for a log it cannot save (it is a failure). */
+export async function harvestLogs(client: JobsClient, job: LogSource, logsDir: string, limitBytes: number): Promise<HarvestedLogs> {
+  const result: HarvestedLogs = { files: [], failures: [] }
   let pods: V1Pod[]
   try {
-    pods = await client.listPodsOfJob(namespace, jobUid)
+    pods = await client.listPodsOfJob(job.namespace, job.uid)
   } catch (e) {
-    result.problems.push(`cannot list the pods of Job ${namespace}/${job}: ${apiErrorMessage(e)}`)
+    result.failures.push(`cannot list its pods: ${apiErrorMessage(e)}`)
     return result
   }
-  if (pods.length === 0) result.problems.push(`Job ${namespace}/${job} has no pods left to read logs from`)
   for (const pod of pods) {
     const podName = pod.metadata?.name ?? ''
-    const dir = join(logsDir, namespace, job, podName)
-    await mkdir(dir, { recursive: true })
+    try {
+      // Logs can hold secrets: only the runner's user may read them.
+      await mkdir(join(logsDir, job.namespace, job.name, podName), { recursive: true, mode: 0o700 })
+    } catch (e) {
+      result.failures.push(`cannot create a directory in logs-dir: ${(e as NodeJS.ErrnoException).code ?? e}`)
+      return result
+    }
     for (const container of containersOf(pod)) {
-      const reads = container.restarts > 0 ? [true, false] : [false]
-      for (const previous of reads) {
-        const file = join(namespace, job, podName, `${container.name}${previous ? '.previous' : ''}.log`)
+      for (const previous of container.restarts > 0 ? [true, false] : [false]) {
+        const file = join(job.namespace, job.name, podName, `${container.name}${previous ? '.previous' : ''}.log`)
         try {
-          const text = await client.readLog(namespace, podName, container.name, previous)
-          await writeFile(join(logsDir, file), text)
-          result.files.push(file)
-          const lines = text.trimEnd().split('\n')
-          if (text.trim() !== '') result.tails.push({ file, lines: lines.slice(-TAIL_LINES) })
+          const saved = await client.saveLog(job.namespace, podName, container.name, previous, limitBytes, join(logsDir, file))
+          if (saved.truncated) await appendFile(join(logsDir, file), `\n[job-sweeper: cut at ${limitBytes} bytes (max-log-bytes)]\n`)
+          result.files.push({ file, ...saved })
         } catch (e) {
-          result.problems.push(`cannot read the log of ${podName}/${container.name}${previous ? ' (previous)' : ''}: ${apiErrorMessage(e)}`)
+          const code = (e as NodeJS.ErrnoException).code
+          const why = typeof code === 'string' && code.startsWith('E') && !code.startsWith('ECONN') ? `cannot write it: ${code}` : apiErrorMessage(e)
+          result.failures.push(`cannot save the log of ${podName}/${container.name}${previous ? ' (previous)' : ''}: ${why}`)
         }
       }
     }
@@ -59,9 +74,20 @@ export async function harvestLogs(client: JobsClient, namespace: string, job: st
   return result
 }
 
-/** Harvests the Job's logs into its outcome; logs that cannot be read become the run's warnings. */
-export async function saveLogsOf(out: JobOutcome, uid: string, client: JobsClient, logsDir: string, ctx: ExecuteContext, result: RunResult): Promise<void> {
-  out.logs = await harvestLogs(client, out.namespace, out.name, uid, logsDir)
-  for (const problem of out.logs.problems) result.warnings.push(`logs of Job ${out.namespace}/${out.name}: ${problem}`)
-  ctx.info(`saved ${out.logs.files.length} log file(s) of ${out.status} Job ${out.namespace}/${out.name}`)
+const TAIL_BYTES = 8192
+
+/** The last `count` lines of a saved log (read from its end: the file may be large). */
+export async function readTail(logsDir: string, file: string, count: number): Promise<string[]> {
+  const handle = await open(join(logsDir, file), 'r')
+  try {
+    const { size } = await handle.stat()
+    const length = Math.min(size, TAIL_BYTES)
+    const buffer = Buffer.alloc(length)
+    await handle.read(buffer, 0, length, size - length)
+    const lines = buffer.toString('utf8').trimEnd().split('\n')
+    // The first line of a cut window may be partial.
+    return (size > length ? lines.slice(1) : lines).slice(-count)
+  } finally {
+    await handle.close()
+  }
 }

@@ -1,11 +1,42 @@
 // The narrow interface job-sweeper needs from Kubernetes, and its one real implementation over
 // @kubernetes/client-node. Everything above this file takes JobsClient, not the library.
+//
+// Every request goes through one rate limiter and is retried when the failure is transient
+// (retry.ts); every write names the field manager `job-sweeper`, so server-side apply (Helm 4)
+// sees exactly which fields are ours.
+import { createWriteStream } from 'node:fs'
 import { PassThrough } from 'node:stream'
-import { BatchV1Api, CoreV1Api, KubeConfig, Log, PatchStrategy, Watch, setHeaderOptions, type V1Job, type V1JobList, type V1Pod } from '@kubernetes/client-node'
+import { pipeline } from 'node:stream/promises'
+import PQueue from 'p-queue'
+import {
+  BatchV1Api,
+  CoreV1Api,
+  KubeConfig,
+  Log,
+  Observable,
+  PatchStrategy,
+  Watch,
+  setHeaderOptions,
+  type ObservableMiddleware,
+  type V1Job,
+  type V1JobList,
+  type V1Pod,
+  type ConfigurationOptions
+} from '@kubernetes/client-node'
 import { apiErrorMessage, statusCode } from './errors.ts'
+import { FIELD_MANAGER, toJobRecord, type JobRecord } from './job-record.ts'
+import { DEFAULT_RETRY, withRetry, type RetryPolicy } from './retry.ts'
 
-/** Result of a delete with a UID precondition. */
-export type DeleteResult = 'deleted' | 'gone' | 'replaced'
+/** Result of a delete with preconditions: `conflict` means the Job changed (or was replaced) since it was read. */
+export type DeleteResult = 'deleted' | 'gone' | 'conflict'
+/** Background: the Job goes at once, the garbage collector removes its pods. Foreground: its pods go first. */
+export type Propagation = 'Background' | 'Foreground'
+
+/** The object a delete or patch applies to: it must still have this uid (and resourceVersion, if set). */
+export interface Precondition {
+  uid: string
+  resourceVersion?: string
+}
 
 /** An event job-sweeper records about a Job it acted on. */
 export interface JobEvent {
@@ -14,54 +45,66 @@ export interface JobEvent {
   type: 'Normal' | 'Warning'
 }
 
+/** A list of Jobs and the resourceVersion a watch continues from. */
+export interface JobListing {
+  jobs: JobRecord[]
+  resourceVersion: string
+}
+
+/** One event of a watch: ADDED, MODIFIED, DELETED, BOOKMARK or ERROR (then `object` is a Status). */
+export type WatchHandler = (type: string, object: Record<string, unknown>) => void
+
+/** What one saved container log came to. */
+export interface SavedLog {
+  bytes: number
+  /** The log reached the byte limit: the file holds its first `limit` bytes only. */
+  truncated: boolean
+}
+
 export interface JobsClient {
   /** The namespace used when Settings names none: the context's, else `default`. */
   readonly defaultNamespace: string
-  /** All Jobs in `namespace` matching the label selector (paginated). */
-  listJobs(namespace: string, labelSelector?: string): Promise<V1Job[]>
-  /** All Jobs in every namespace matching the label selector (paginated). */
-  listAllJobs(labelSelector?: string): Promise<V1Job[]>
-  /** The Job, or undefined when it does not exist. */
+  /** Jobs in `namespace` (every namespace when undefined) matching the label selector, paginated. */
+  listJobs(namespace: string | undefined, labelSelector?: string): Promise<JobListing>
+  /** The whole Job, or undefined when it does not exist. */
   getJob(namespace: string, name: string): Promise<V1Job | undefined>
-  /** Deletes the Job if it still has `uid`, with foreground propagation (its pods go first). */
-  deleteJob(namespace: string, name: string, uid: string): Promise<DeleteResult>
-  /**
-   * JSON merge patch of the Job if it still has `uid` (the UID in the patch makes the API server
-   * refuse a Job that took the name since); undefined when it is gone or was replaced.
-   */
-  patchJob(namespace: string, name: string, uid: string, patch: object): Promise<V1Job | undefined>
+  /** Deletes the Job if it still matches `precondition`. */
+  deleteJob(namespace: string, name: string, precondition: Precondition, propagation: Propagation): Promise<DeleteResult>
+  /** JSON merge patch of the Job if it still matches `precondition`; `gone` or `conflict` otherwise. */
+  patchJob(namespace: string, name: string, precondition: Precondition, patch: object): Promise<JobRecord | 'gone' | 'conflict'>
   /** Server-side dry-run replace of the live Job by `job`: undefined if accepted, else the API server's refusal. */
   dryRunReplaceJob(namespace: string, job: V1Job): Promise<string | undefined>
-  /**
-   * Watches the Job until `done(job)` holds (job undefined: it was deleted, or replaced by another
-   * UID) and resolves with the last state seen; rejects with WaitTimeout after `timeoutMs`.
-   */
-  watchJob(namespace: string, name: string, uid: string, done: (job: V1Job | undefined) => boolean, timeoutMs: number): Promise<V1Job | undefined>
+  /** Starts a watch of the namespace's Jobs from `resourceVersion`, with bookmarks; `done` gets how it ended. */
+  watchJobs(namespace: string, resourceVersion: string, handler: WatchHandler, done: (error: unknown) => void): Promise<{ abort(): void }>
   /** The pods the Job controller created for the Job with this UID. */
   listPodsOfJob(namespace: string, jobUid: string): Promise<V1Pod[]>
-  /** A container's log; `previous` reads the restart before the current one. */
-  readLog(namespace: string, pod: string, container: string, previous: boolean): Promise<string>
-  /** Records a Kubernetes Event on the Job, so `kubectl get events` explains what happened. */
-  recordEvent(job: V1Job, event: JobEvent): Promise<void>
+  /** Streams a container's log to `file` (created 0600); `previous` reads the restart before the current one. */
+  saveLog(namespace: string, pod: string, container: string, previous: boolean, limitBytes: number, file: string): Promise<SavedLog>
+  /** Records a Kubernetes Event on the Job, once per Job and reason, so `kubectl get events` explains what happened. */
+  recordEvent(job: JobRecord, event: JobEvent): Promise<void>
+  /** API requests sent so far (each attempt counts), for the benchmark. */
+  readonly requests: number
 }
 
-/** A wait that ran out of time. */
-export class WaitTimeout extends Error {
-  override name = 'WaitTimeout'
+/** Tuning of the client: how many Jobs one list page holds, request rate, timeouts, retries. */
+export interface ClientOptions {
+  /** Jobs per list page (tests make it small to cross pages). */
+  pageSize: number
+  /** At most this many requests start per second (client-side rate limit). */
+  requestsPerSecond: number
+  /** One request's deadline, in milliseconds. */
+  requestTimeoutMs: number
+  /** A log stream that sends nothing for this long is given up (and retried). */
+  logStallMs: number
+  retry: RetryPolicy
 }
 
-const PAGE_SIZE = 500
-
-/** Follows `continue` tokens, so thousands of Jobs arrive in pages of PAGE_SIZE. */
-async function allPages(list: (_continue: string | undefined) => Promise<V1JobList>): Promise<V1Job[]> {
-  const jobs: V1Job[] = []
-  let _continue: string | undefined
-  do {
-    const page = await list(_continue)
-    jobs.push(...page.items)
-    _continue = page.metadata?._continue || undefined
-  } while (_continue)
-  return jobs
+export const DEFAULT_CLIENT_OPTIONS: ClientOptions = {
+  pageSize: 500,
+  requestsPerSecond: 300,
+  requestTimeoutMs: 30_000,
+  logStallMs: 60_000,
+  retry: DEFAULT_RETRY
 }
 
 export class KubeJobsClient implements JobsClient {
@@ -70,67 +113,113 @@ export class KubeJobsClient implements JobsClient {
   private readonly core: CoreV1Api
   private readonly watcher: Watch
   private readonly logs: Log
+  private readonly options: ClientOptions
+  private readonly limiter: PQueue
+  private readonly perRequest: ConfigurationOptions<ObservableMiddleware>
+  private sent = 0
 
-  private readonly pageSize: number
-
-  /** `pageSize`: how many Jobs one list request returns (tests make it small to cross pages). */
-  constructor(kc: KubeConfig, pageSize = PAGE_SIZE) {
-    this.pageSize = pageSize
+  constructor(kc: KubeConfig, options: Partial<ClientOptions> = {}) {
+    this.options = { ...DEFAULT_CLIENT_OPTIONS, ...options }
     this.batch = kc.makeApiClient(BatchV1Api)
     this.core = kc.makeApiClient(CoreV1Api)
     this.watcher = new Watch(kc)
     this.logs = new Log(kc)
     this.defaultNamespace = kc.getContextObject(kc.getCurrentContext())?.namespace || 'default'
-  }
-
-  listJobs(namespace: string, labelSelector?: string): Promise<V1Job[]> {
-    return allPages((_continue) => this.batch.listNamespacedJob({ namespace, labelSelector, limit: this.pageSize, _continue }))
-  }
-
-  listAllJobs(labelSelector?: string): Promise<V1Job[]> {
-    return allPages((_continue) => this.batch.listJobForAllNamespaces({ labelSelector, limit: this.pageSize, _continue }))
-  }
-
-  async patchJob(namespace: string, name: string, uid: string, patch: object): Promise<V1Job | undefined> {
-    const body = { ...patch, metadata: { ...(patch as { metadata?: object }).metadata, uid } }
-    try {
-      // Without the header client-node sends a JSON Patch (a list of operations), not a merge patch.
-      return await this.batch.patchNamespacedJob({ name, namespace, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch))
-    } catch (e) {
-      // 404: gone; 409/422: the UID differs (a new Job has the name).
-      if (statusCode(e) === 404 || statusCode(e) === 409 || (statusCode(e) === 422 && /uid/i.test(apiErrorMessage(e)))) return undefined
-      throw e
+    this.limiter = new PQueue({ intervalCap: this.options.requestsPerSecond, interval: 1000 })
+    const timeoutMs = this.options.requestTimeoutMs
+    this.perRequest = {
+      middleware: [
+        {
+          pre: (ctx) => {
+            this.sent++
+            ctx.setSignal(AbortSignal.timeout(timeoutMs))
+            return new Observable(Promise.resolve(ctx))
+          },
+          post: (response) => new Observable(Promise.resolve(response))
+        }
+      ],
+      middlewareMergeStrategy: 'append'
     }
+  }
+
+  get requests(): number {
+    return this.sent
+  }
+
+  /** One API call: rate-limited, retried while transient. `attempt` gets the retries so far. */
+  private call<T>(what: string, attempt: (retries: number) => Promise<T>): Promise<T> {
+    return withRetry(what, (retries) => this.limiter.add(() => attempt(retries)), this.options.retry)
+  }
+
+  async listJobs(namespace: string | undefined, labelSelector?: string): Promise<JobListing> {
+    const jobs: JobRecord[] = []
+    let _continue: string | undefined
+    let resourceVersion = ''
+    const where = namespace ?? 'all namespaces'
+    do {
+      const limit = this.options.pageSize
+      const page: V1JobList = await this.call(`list Jobs in ${where}`, () =>
+        namespace === undefined
+          ? this.batch.listJobForAllNamespaces({ labelSelector, limit, _continue }, this.perRequest)
+          : this.batch.listNamespacedJob({ namespace, labelSelector, limit, _continue }, this.perRequest)
+      )
+      // Each page is trimmed before the next arrives: memory stays in proportion to what is kept.
+      for (const job of page.items) jobs.push(toJobRecord(job))
+      // Every page of one list is the same snapshot: the first page's resourceVersion is the list's.
+      resourceVersion ||= page.metadata?.resourceVersion ?? ''
+      _continue = page.metadata?._continue || undefined
+    } while (_continue)
+    return { jobs, resourceVersion }
   }
 
   async getJob(namespace: string, name: string): Promise<V1Job | undefined> {
     try {
-      return await this.batch.readNamespacedJob({ name, namespace })
+      return await this.call(`read Job ${namespace}/${name}`, () => this.batch.readNamespacedJob({ name, namespace }, this.perRequest))
     } catch (e) {
       if (statusCode(e) === 404) return undefined
       throw e
     }
   }
 
-  async deleteJob(namespace: string, name: string, uid: string): Promise<DeleteResult> {
+  async deleteJob(namespace: string, name: string, precondition: Precondition, propagation: Propagation): Promise<DeleteResult> {
+    let retried = false
     try {
-      await this.batch.deleteNamespacedJob({
-        name,
-        namespace,
-        // The precondition makes the API server refuse (409) if a new Job took the old name.
-        body: { preconditions: { uid }, propagationPolicy: 'Foreground' }
+      await this.call(`delete Job ${namespace}/${name}`, (retries) => {
+        retried = retries > 0
+        return this.batch.deleteNamespacedJob({ name, namespace, body: { preconditions: precondition, propagationPolicy: propagation } }, this.perRequest)
       })
       return 'deleted'
     } catch (e) {
+      // A retry that finds the Job gone follows an attempt whose answer was lost: that one deleted it.
+      if (statusCode(e) === 404) return retried ? 'deleted' : 'gone'
+      if (statusCode(e) === 409) return 'conflict'
+      throw e
+    }
+  }
+
+  async patchJob(namespace: string, name: string, precondition: Precondition, patch: object): Promise<JobRecord | 'gone' | 'conflict'> {
+    // The uid (and resourceVersion) in a merge patch are preconditions: the API server refuses
+    // the patch (409) if the Job is another one by now, or changed since it was read.
+    const body = { ...patch, metadata: { ...(patch as { metadata?: object }).metadata, ...precondition } }
+    // Without the header client-node sends a JSON Patch (a list of operations), not a merge patch.
+    const options = setHeaderOptions('Content-Type', PatchStrategy.MergePatch, this.perRequest)
+    try {
+      const patched = await this.call(`patch Job ${namespace}/${name}`, () =>
+        this.batch.patchNamespacedJob({ name, namespace, body, fieldManager: FIELD_MANAGER }, options)
+      )
+      return toJobRecord(patched)
+    } catch (e) {
       if (statusCode(e) === 404) return 'gone'
-      if (statusCode(e) === 409) return 'replaced'
+      if (statusCode(e) === 409 || (statusCode(e) === 422 && /uid/i.test(apiErrorMessage(e)))) return 'conflict'
       throw e
     }
   }
 
   async dryRunReplaceJob(namespace: string, job: V1Job): Promise<string | undefined> {
     try {
-      await this.batch.replaceNamespacedJob({ name: job.metadata?.name ?? '', namespace, body: job, dryRun: 'All' })
+      await this.call(`dry-run replace Job ${namespace}/${job.metadata?.name}`, () =>
+        this.batch.replaceNamespacedJob({ name: job.metadata?.name ?? '', namespace, body: job, dryRun: 'All', fieldManager: FIELD_MANAGER }, this.perRequest)
+      )
       return undefined
     } catch (e) {
       if (statusCode(e) === 422) return apiErrorMessage(e)
@@ -138,89 +227,94 @@ export class KubeJobsClient implements JobsClient {
     }
   }
 
-  async watchJob(namespace: string, name: string, uid: string, done: (job: V1Job | undefined) => boolean, timeoutMs: number): Promise<V1Job | undefined> {
-    const deadline = Date.now() + timeoutMs
-    const same = (job: V1Job | undefined): V1Job | undefined => (job?.metadata?.uid === uid ? job : undefined)
-    // List-then-watch from the read's resourceVersion, so no change between the two is missed;
-    // a watch the server ends (timeout, 410 Gone) is restarted from a fresh read.
-    for (;;) {
-      const current = same(await this.getJob(namespace, name))
-      if (done(current)) return current
-      const remaining = deadline - Date.now()
-      if (remaining <= 0) throw new WaitTimeout(`timed out waiting for Job ${namespace}/${name}`)
-      const watchStarted = Date.now()
-      const result = await new Promise<{ job: V1Job | undefined; finished: boolean }>((resolve, reject) => {
-        let last = current
-        let settled = false
-        let abort: AbortController | undefined
-        const finish = (finished: boolean): void => {
-          if (settled) return
-          settled = true
-          clearTimeout(timer)
-          abort?.abort()
-          resolve({ job: last, finished })
-        }
-        const timer = setTimeout(() => finish(false), remaining)
-        this.watcher
-          .watch(
-            `/apis/batch/v1/namespaces/${namespace}/jobs`,
-            { fieldSelector: `metadata.name=${name}`, resourceVersion: current?.metadata?.resourceVersion, allowWatchBookmarks: true },
-            (type, obj: V1Job) => {
-              if (type === 'BOOKMARK' || type === 'ERROR') return
-              last = type === 'DELETED' ? undefined : same(obj)
-              if (done(last)) finish(true)
-            },
-            () => finish(false)
-          )
-          .then((controller) => {
-            abort = controller
-            if (settled) controller.abort()
-          }, reject)
-      })
-      if (result.finished) return result.job
-      if (Date.now() >= deadline) throw new WaitTimeout(`timed out waiting for Job ${namespace}/${name}`)
-      // A watch the server ends at once (410 Gone, a proxy that cuts streams) is retried, but
-      // not in a tight loop against the API server.
-      if (Date.now() - watchStarted < 1000) await new Promise((r) => setTimeout(r, Math.min(1000, deadline - Date.now())))
-    }
+  async watchJobs(namespace: string, resourceVersion: string, handler: WatchHandler, done: (error: unknown) => void): Promise<{ abort(): void }> {
+    this.sent++
+    return this.watcher.watch(
+      `/apis/batch/v1/namespaces/${encodeURIComponent(namespace)}/jobs`,
+      { resourceVersion, allowWatchBookmarks: true },
+      (type: string, object: Record<string, unknown>) => handler(type, object),
+      done
+    )
   }
 
   async listPodsOfJob(namespace: string, jobUid: string): Promise<V1Pod[]> {
-    const pods = await this.core.listNamespacedPod({ namespace, labelSelector: `batch.kubernetes.io/controller-uid=${jobUid}` })
-    return pods.items
+    const list = (labelSelector: string): Promise<V1Pod[]> =>
+      this.call(`list the pods of Job uid ${jobUid}`, () => this.core.listNamespacedPod({ namespace, labelSelector }, this.perRequest)).then((l) => l.items)
+    const pods = await list(`batch.kubernetes.io/controller-uid=${jobUid}`)
+    // Jobs created before Kubernetes 1.27 label their pods with the legacy key only.
+    return pods.length > 0 ? pods : list(`controller-uid=${jobUid}`)
   }
 
-  async readLog(namespace: string, pod: string, container: string, previous: boolean): Promise<string> {
-    const sink = new PassThrough()
-    const chunks: Buffer[] = []
-    sink.on('data', (c: Buffer) => chunks.push(c))
-    const ended = new Promise<void>((resolve, reject) => {
-      sink.on('end', resolve)
-      sink.on('error', reject)
+  saveLog(namespace: string, pod: string, container: string, previous: boolean, limitBytes: number, file: string): Promise<SavedLog> {
+    // Each attempt writes the file anew: a retried read never appends to a half-written one.
+    return this.call(`read the log of ${namespace}/${pod}/${container}`, async () => {
+      this.sent++
+      const counter = new PassThrough()
+      let bytes = 0
+      let stall: NodeJS.Timeout | undefined
+      let request: AbortController | undefined
+      const fail = (e: unknown): void => {
+        request?.abort()
+        counter.destroy(e instanceof Error ? e : new Error(String(e)))
+      }
+      const watchdog = (): void => {
+        clearTimeout(stall)
+        stall = setTimeout(() => fail(Object.assign(new Error(`log stream sent nothing for ${this.options.logStallMs / 1000}s`), { name: 'TimeoutError' })), this.options.logStallMs)
+      }
+      counter.on('data', (chunk: Buffer) => {
+        bytes += chunk.length
+        watchdog()
+      })
+      // client-node pipes the response into `counter` but does not forward the response's errors:
+      // without this, a connection cut mid-log is an unhandled 'error' event that kills the process.
+      counter.on('pipe', (source) => source.once('error', fail))
+      const written = pipeline(counter, createWriteStream(file, { mode: 0o600 }))
+      watchdog()
+      try {
+        request = await this.logs.log(namespace, pod, container, counter, { previous, follow: false, limitBytes })
+      } catch (e) {
+        fail(e)
+      }
+      try {
+        await written
+      } finally {
+        clearTimeout(stall)
+      }
+      return { bytes, truncated: bytes >= limitBytes }
     })
-    await this.logs.log(namespace, pod, container, sink, { previous, follow: false })
-    await ended
-    return Buffer.concat(chunks).toString('utf8')
   }
 
-  async recordEvent(job: V1Job, event: JobEvent): Promise<void> {
+  async recordEvent(job: JobRecord, event: JobEvent): Promise<void> {
     const namespace = job.metadata?.namespace ?? this.defaultNamespace
     const now = new Date()
-    await this.core.createNamespacedEvent({
-      namespace,
-      body: {
-        metadata: { generateName: `${job.metadata?.name}.`, namespace },
-        involvedObject: { apiVersion: 'batch/v1', kind: 'Job', name: job.metadata?.name, namespace, uid: job.metadata?.uid },
-        reason: event.reason,
-        message: event.message,
-        type: event.type,
-        source: { component: 'job-sweeper' },
-        reportingComponent: 'job-sweeper',
-        reportingInstance: 'job-sweeper',
-        firstTimestamp: now,
-        lastTimestamp: now,
-        count: 1
-      }
-    })
+    // A name made of the Job's uid and the reason: a retried or concurrent create of the same
+    // Event is refused (409) instead of recording it twice.
+    const name = `${job.metadata?.name}.${job.metadata?.uid}.${event.reason.toLowerCase()}`
+    try {
+      await this.call(`record an Event on Job ${namespace}/${job.metadata?.name}`, () =>
+        this.core.createNamespacedEvent(
+          {
+            namespace,
+            fieldManager: FIELD_MANAGER,
+            body: {
+              metadata: { name, namespace },
+              involvedObject: { apiVersion: 'batch/v1', kind: 'Job', name: job.metadata?.name, namespace, uid: job.metadata?.uid },
+              reason: event.reason,
+              message: event.message,
+              type: event.type,
+              source: { component: FIELD_MANAGER },
+              reportingComponent: FIELD_MANAGER,
+              reportingInstance: FIELD_MANAGER,
+              firstTimestamp: now,
+              lastTimestamp: now,
+              count: 1
+            }
+          },
+          this.perRequest
+        )
+      )
+    } catch (e) {
+      if (statusCode(e) !== 409) throw e
+    }
   }
 }

@@ -35,8 +35,9 @@ async function manifestJobs(manifestPath: string): Promise<V1Job[]> {
  */
 export async function observe(client: JobsClient, settings: Settings, warn: (message: string) => void, compareTemplates: boolean): Promise<Observed> {
   const namespace = targetNamespace(settings, client)
-  const jobs = await client.listJobs(namespace, settings.scope.selector)
-  if (settings.scope.manifest === undefined) return { namespace, jobs }
+  const { jobs, resourceVersion } = await client.listJobs(namespace, settings.scope.selector)
+  const resourceVersions = { [namespace]: resourceVersion }
+  if (settings.scope.manifest === undefined) return { namespace, jobs, resourceVersions }
 
   const rendered = await manifestJobs(settings.scope.manifest)
   const manifest = new Map<string, string | undefined>()
@@ -47,19 +48,22 @@ export async function observe(client: JobsClient, settings: Settings, warn: (mes
       warn(`${INPUT.manifest}: Job ${ns}/${name} is in another namespace than ${namespace}; left out`)
       continue
     }
-    const live = jobs.find((j) => j.metadata?.name === name)
-    manifest.set(name, live && compareTemplates ? await client.dryRunReplaceJob(namespace, replacementFor(job, live)) : undefined)
+    // The comparison needs the whole live Job (the list keeps no pod templates): read it.
+    const live = compareTemplates && jobs.some((j) => j.metadata?.name === name) ? await client.getJob(namespace, name) : undefined
+    manifest.set(name, live ? await client.dryRunReplaceJob(namespace, replacementFor(job, live)) : undefined)
   }
   if (rendered.length === 0) warn(`${INPUT.manifest} '${settings.scope.manifest}' names no batch/v1 Jobs: nothing is in scope`)
-  return { namespace, jobs, manifest }
+  return { namespace, jobs, manifest, resourceVersions }
 }
 
 /** The sweep's candidates: every listed namespace (or all of them), paginated. */
 export async function observeSweep(client: JobsClient, settings: Settings): Promise<Observed> {
   const selector = settings.scope.selector
   const namespaces = settings.namespaces ?? [client.defaultNamespace]
-  const jobs = settings.allNamespaces ? await client.listAllJobs(selector) : (await Promise.all(namespaces.map((ns) => client.listJobs(ns, selector)))).flat()
+  const listings = settings.allNamespaces ? [await client.listJobs(undefined, selector)] : await Promise.all(namespaces.map((ns) => client.listJobs(ns, selector)))
+  const jobs = listings.flatMap((l) => l.jobs)
   const manifest =
     settings.scope.manifest === undefined ? undefined : new Map((await manifestJobs(settings.scope.manifest)).map((j) => [j.metadata?.name ?? '', undefined]))
+  // Sweeps never wait, so they need no resourceVersions to watch from.
   return { namespace: settings.allNamespaces ? 'all namespaces' : namespaces.join(', '), jobs, manifest }
 }

@@ -1,14 +1,14 @@
 // The pre-upgrade plan: for each Job in scope, what to do and why, in words a user reads in the
 // summary. Pure: it imports neither @actions/core nor the Kubernetes client, and the clock is a
 // parameter, so every rule is testable in a table.
-import type { V1Job } from '@kubernetes/client-node'
-import type { HarvestLogs, Settings } from '../settings/settings.ts'
+import type { JobRecord } from '../kube/job-record.ts'
+import type { HarvestLogs, Phase, Settings } from '../settings/settings.ts'
 import { formatDuration } from '../settings/duration.ts'
-import { ageSeconds, belongsToRelease, finishedAt, hookAnnotation, isFinished, jobStatus, type JobStatus } from './predicates.ts'
+import { ageSeconds, belongsToRelease, finishedAt, hookAnnotation, isFinished, jobStatus, managedElsewhere, type JobStatus } from './predicates.ts'
 
 /**
- * keep: leave it; wait: wait for it to finish, then act (pre: delete it; post: set its exact TTL);
- * delete: delete now; block: fail the step, change nothing; set-ttl: give it its retention.
+ * keep: leave it; wait: wait for it to finish, then decide again (pre: delete it; post: set its
+ * exact TTL); delete: delete now; block: fail the step, change nothing; set-ttl: give it its retention.
  */
 export type JobAction = 'keep' | 'wait' | 'delete' | 'block' | 'set-ttl'
 
@@ -17,18 +17,26 @@ export interface PlannedJob {
   namespace: string
   name: string
   uid: string
+  /** The version the decision was made on: a delete is refused if the Job changed since. */
+  resourceVersion: string
   status: JobStatus
   ageSeconds: number
   action: JobAction
   /** Why, for the summary. */
   reason: string
+  /** Logs to save (completely) before the action: the harvest-logs policy asks for them. */
+  harvest: boolean
+  /** delete: Foreground while pods may still run (none may run beside the new Job), else Background. */
+  propagation: 'Background' | 'Foreground'
   /** Post: the ttlSecondsAfterFinished to set (null: remove it, the Job is kept forever). */
   ttlSeconds?: number | null
+  /** Post: the chart server-side applies ttlSecondsAfterFinished; it is left as the chart sets it. */
+  chartTtl?: boolean
   /** The Job's retention for the summary's TTL column: "1h (40m left)", "expired 2h ago". */
   retention?: string
   /** Seconds since the Job finished, if it has. */
   finishedSecondsAgo?: number
-  job: V1Job
+  job: JobRecord
 }
 
 /** What observe() saw: the candidate Jobs, and for manifest scope, the rendered Jobs' verdicts. */
@@ -36,18 +44,28 @@ export interface Observed {
   /** The namespace worked in (sweep: the namespaces, for the summary). */
   namespace: string
   /** Jobs in the namespace(s) (already narrowed by the label selector, if any). */
-  jobs: V1Job[]
+  jobs: JobRecord[]
   /** With `manifest`: Job name → undefined if the live Job's template equals the rendered one, else why not. */
   manifest?: Map<string, string | undefined>
+  /** Per namespace, the resourceVersion of the list: waits watch from there, missing nothing. */
+  resourceVersions?: Record<string, string>
 }
 
-export interface PrunePlan {
+/** A phase's plan: what to do with each Job in scope, and how the executor goes about it. */
+export interface Plan {
+  phase: Phase
+  /** Where, for the summary: a namespace, a list of them, or all namespaces. */
   namespace: string
   jobs: PlannedJob[]
+  resourceVersions: Record<string, string>
+  /** Pre: the phase ends only once every deleted Job is gone, so the upgrade cannot meet it. */
+  awaitGone: boolean
+  /** The same decision on a fresh copy of a Job (undefined: no longer in scope), to re-check before acting. */
+  redecide: (job: JobRecord, now: Date) => PlannedJob | undefined
 }
 
 /** The Job is one the settings' scope names (all given scope fields must match). */
-export function inScope(job: V1Job, observed: Observed, settings: Settings): boolean {
+export function inScope(job: JobRecord, observed: Observed, settings: Settings): boolean {
   const name = job.metadata?.name ?? ''
   const { release, jobs } = settings.scope
   if (release !== undefined && !belongsToRelease(job, release, job.metadata?.namespace ?? observed.namespace)) return false
@@ -56,72 +74,98 @@ export function inScope(job: V1Job, observed: Observed, settings: Settings): boo
   return true
 }
 
-function decide(job: V1Job, status: JobStatus, age: number, observed: Observed, settings: Settings): Decision {
-  const name = job.metadata?.name ?? ''
-  if (status === 'terminating') return { action: 'delete', reason: 'already being deleted; waiting until it is gone' }
+function decidePre(p: PlannedJob, observed: Observed, settings: Settings): Decision {
+  if (p.status === 'terminating') return { action: 'delete', reason: 'already being deleted; waiting until it is gone' }
   let conflict = 'a Job’s pod template is immutable, so helm upgrade fails while it exists'
   if (observed.manifest !== undefined) {
-    const difference = observed.manifest.get(name)
+    const difference = observed.manifest.get(p.name)
     if (difference === undefined) return { action: 'keep', reason: 'unchanged — the upgrade will not touch it' }
     conflict = `differs from the rendered manifest: ${difference}`
   }
-  if (status === 'running') {
-    const running = `running for ${formatDuration(age)}`
+  if (p.status === 'external') {
+    return {
+      action: 'keep',
+      reason: `not finished, and managed by ${managedElsewhere(p.job)}: job-sweeper neither waits for nor deletes it (${conflict})`
+    }
+  }
+  if (p.status === 'suspended') return { action: 'delete', reason: `suspended with no pod running: deleted without waiting (${conflict})` }
+  if (p.status === 'running') {
+    const running = `running for ${formatDuration(p.ageSeconds)}`
     switch (settings.onRunning) {
       case 'wait':
         return { action: 'wait', reason: `${running}; waiting for it to finish, then deleting it (${conflict})` }
       case 'delete':
-        return { action: 'delete', reason: `${running}; deleting it anyway (on-running: delete; ${conflict})` }
+        return { action: 'delete', reason: `${running}; deleting it anyway, its logs so far saved (on-running: delete; ${conflict})` }
       case 'fail':
         return { action: 'block', reason: `${running} and on-running is fail: nothing was deleted (${conflict})` }
     }
   }
-  return { action: 'delete', reason: `${status}; ${conflict}` }
+  return { action: 'delete', reason: `${p.status}; ${conflict}` }
 }
 
 /** What a phase decides about one Job: the action, why, and for post the TTL. */
-export type Decision = Pick<PlannedJob, 'action' | 'reason'> & Partial<Pick<PlannedJob, 'ttlSeconds' | 'retention'>>
+export type Decision = Pick<PlannedJob, 'action' | 'reason'> & Partial<Pick<PlannedJob, 'ttlSeconds' | 'retention' | 'chartTtl'>>
 
 /** The facts about a Job that every decision starts from (the action is still to be decided). */
-function facts(job: V1Job, observed: Observed, now: Date): PlannedJob {
+function facts(job: JobRecord, observed: Observed, now: Date): PlannedJob {
   const finished = finishedAt(job)
+  const status = jobStatus(job)
   return {
     namespace: job.metadata?.namespace ?? observed.namespace,
     name: job.metadata?.name ?? '',
     uid: job.metadata?.uid ?? '',
-    status: jobStatus(job),
+    resourceVersion: job.metadata?.resourceVersion ?? '',
+    status,
     ageSeconds: ageSeconds(job, now),
     finishedSecondsAgo: finished && isFinished(job) ? Math.max(0, (now.getTime() - finished.getTime()) / 1000) : undefined,
     action: 'keep',
     reason: '',
+    harvest: false,
+    // Pods may still run (or terminate) unless the Job finished: then none may run beside the new one.
+    propagation: status === 'succeeded' || status === 'failed' ? 'Background' : 'Foreground',
     job
   }
 }
 
-/**
- * Plans every Job in scope, sorted by namespace and name: hook Jobs are kept (their own
- * hook-delete-policy manages them) unless include-hooks; every other Job is what `decide` says.
- */
-export function planJobs(observed: Observed, settings: Settings, now: Date, decide: (job: PlannedJob) => Decision): PlannedJob[] {
-  return observed.jobs
-    .filter((job) => inScope(job, observed, settings))
-    .map((job) => {
-      const known = facts(job, observed, now)
-      const hook = hookAnnotation(job)
-      if (hook && !settings.includeHooks) {
-        return { ...known, reason: `hook Job (${hook.key}: ${hook.value}): its own hook-delete-policy manages it; set include-hooks to include it` }
-      }
-      return { ...known, ...decide(known) }
-    })
-    .sort((a, b) => a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name))
+/** Whether a Job's logs are saved before it is deleted (or given a TTL), given its status. */
+export function shouldHarvest(harvest: HarvestLogs, status: JobStatus): boolean {
+  if (status === 'terminating' || status === 'suspended') return false
+  // A Job deleted while it runs is interrupted: its logs so far count as a failure's.
+  return harvest === 'all' || (harvest === 'failed' && status !== 'succeeded')
+}
+
+/** Plans one Job (undefined: out of scope): hook Jobs are kept unless include-hooks; else what `decide` says. */
+function planOne(job: JobRecord, observed: Observed, settings: Settings, now: Date, decide: (job: PlannedJob) => Decision): PlannedJob | undefined {
+  if (!inScope(job, observed, settings)) return undefined
+  const known = facts(job, observed, now)
+  const hook = hookAnnotation(job)
+  if (hook && !settings.includeHooks) {
+    return { ...known, reason: `hook Job (${hook.key}: ${hook.value}): its own hook-delete-policy manages it; set include-hooks to include it` }
+  }
+  const decided = { ...known, ...decide(known) }
+  const acts = decided.action === 'delete' || (decided.action === 'set-ttl' && isFinished(job))
+  return { ...decided, harvest: acts && shouldHarvest(settings.harvestLogs, decided.status) }
+}
+
+/** Plans every Job in scope, sorted by namespace and name, with `decide` for the phase. */
+export function makePlan(phase: Phase, observed: Observed, settings: Settings, now: Date, decide: (job: PlannedJob) => Decision): Plan {
+  const jobs: PlannedJob[] = []
+  for (const job of observed.jobs) {
+    const planned = planOne(job, observed, settings, now, decide)
+    if (planned) jobs.push(planned)
+  }
+  jobs.sort((a, b) => a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name))
+  return {
+    phase,
+    namespace: observed.namespace,
+    jobs,
+    resourceVersions: observed.resourceVersions ?? {},
+    awaitGone: phase === 'pre',
+    redecide: (job, at) => planOne(job, observed, settings, at, decide)
+  }
 }
 
 /** Decides, for every Job in scope, what the pre phase does with it. */
-export function planPrune(observed: Observed, settings: Settings, now: Date): PrunePlan {
-  return { namespace: observed.namespace, jobs: planJobs(observed, settings, now, (p) => decide(p.job, p.status, p.ageSeconds, observed, settings)) }
-}
-
-/** Whether a Job's logs are saved before it is deleted, given its final status. */
-export function shouldHarvest(harvest: HarvestLogs, status: JobStatus): boolean {
-  return harvest === 'all' || (harvest === 'failed' && status === 'failed')
+export function planPrune(observed: Observed, settings: Settings, now: Date): Plan {
+  return makePlan('pre', observed, settings, now, (p) => decidePre(p, observed, settings))
 }

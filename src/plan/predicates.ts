@@ -1,56 +1,70 @@
 // Small named facts about a Job, in the manner of Kubernetes' own controllers (needsCleanup,
 // isJobFinished). Pure: no client, no clock but the one passed in.
-import type { V1Job } from '@kubernetes/client-node'
+import type { JobRecord } from '../kube/job-record.ts'
 
-/** Where a Job stands, in the words the summary uses. */
-export type JobStatus = 'running' | 'succeeded' | 'failed' | 'terminating'
+/**
+ * Where a Job stands, in the words the summary uses. `suspended`: spec.suspend with no active pod
+ * (a queue such as Kueue holds it, or it was stopped); `external`: spec.managedBy names another
+ * controller than Kubernetes' Job controller, and it has not finished.
+ */
+export type JobStatus = 'running' | 'suspended' | 'external' | 'succeeded' | 'failed' | 'terminating'
+
+/** spec.managedBy of Jobs that Kubernetes' own Job controller runs. */
+export const JOB_CONTROLLER = 'kubernetes.io/job-controller'
 
 export const HELM_RELEASE_NAME = 'meta.helm.sh/release-name'
 export const HELM_RELEASE_NAMESPACE = 'meta.helm.sh/release-namespace'
 const HOOK_ANNOTATIONS = ['helm.sh/hook', 'argocd.argoproj.io/hook']
 
-function condition(job: V1Job, type: string): boolean {
+function condition(job: JobRecord, type: string): boolean {
   return job.status?.conditions?.some((c) => c.type === type && c.status === 'True') ?? false
 }
 
-/** The Job controller has marked the Job Complete or Failed. */
-export function isFinished(job: V1Job): boolean {
+/**
+ * The Job controller has marked the Job Complete or Failed. Only these two are final:
+ * SuccessCriteriaMet and FailureTarget are interim (the pods are still being terminated).
+ */
+export function isFinished(job: JobRecord): boolean {
   return condition(job, 'Complete') || condition(job, 'Failed')
 }
 
-export function jobStatus(job: V1Job): JobStatus {
+export function jobStatus(job: JobRecord): JobStatus {
   if (job.metadata?.deletionTimestamp) return 'terminating'
   if (condition(job, 'Failed')) return 'failed'
   if (condition(job, 'Complete')) return 'succeeded'
+  if (managedElsewhere(job)) return 'external'
+  if (job.spec?.suspend && !job.status?.active) return 'suspended'
   return 'running'
 }
 
 /** The hook annotation (helm.sh/hook or argocd.argoproj.io/hook) and its value, if any. */
-export function hookAnnotation(job: V1Job): { key: string; value: string } | undefined {
+export function hookAnnotation(job: JobRecord): { key: string; value: string } | undefined {
   const annotations = job.metadata?.annotations ?? {}
   const key = HOOK_ANNOTATIONS.find((k) => annotations[k] !== undefined)
   return key === undefined ? undefined : { key, value: annotations[key] }
 }
 
-export function isHook(job: V1Job): boolean {
-  return hookAnnotation(job) !== undefined
+/** Another controller than Kubernetes' Job controller runs the Job (spec.managedBy), if one does. */
+export function managedElsewhere(job: JobRecord): string | undefined {
+  const by = job.spec?.managedBy
+  return by && by !== JOB_CONTROLLER ? by : undefined
 }
 
 /** Helm owns the Job for `release` in `namespace` (the annotations Helm 3 sets on every object). */
-export function belongsToRelease(job: V1Job, release: string, namespace: string): boolean {
+export function belongsToRelease(job: JobRecord, release: string, namespace: string): boolean {
   const annotations = job.metadata?.annotations ?? {}
   return annotations[HELM_RELEASE_NAME] === release && (annotations[HELM_RELEASE_NAMESPACE] ?? namespace) === namespace
 }
 
 /** When the Job finished (its Complete/Failed condition, else status.completionTime). */
-export function finishedAt(job: V1Job): Date | undefined {
+export function finishedAt(job: JobRecord): Date | undefined {
   const c = job.status?.conditions?.find((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True')
   const at = c?.lastTransitionTime ?? job.status?.completionTime
   return at ? new Date(at) : undefined
 }
 
 /** Seconds since the Job was created, at `now`. */
-export function ageSeconds(job: V1Job, now: Date): number {
+export function ageSeconds(job: JobRecord, now: Date): number {
   const created = job.metadata?.creationTimestamp
   return created ? Math.max(0, (now.getTime() - new Date(created).getTime()) / 1000) : 0
 }

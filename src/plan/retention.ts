@@ -1,10 +1,9 @@
 // Retention by outcome — a short ttl for succeeded Jobs, a longer failure-grace for failed ones —
 // for the post phase (which sets it on new Jobs) and the sweep phase (which enforces it). Pure.
-import type { V1Job } from '@kubernetes/client-node'
-import { formatDuration } from '../settings/duration.ts'
-import { parseDuration } from '../settings/duration.ts'
+import type { JobRecord } from '../kube/job-record.ts'
+import { formatDuration, parseDuration } from '../settings/duration.ts'
 import type { Settings } from '../settings/settings.ts'
-import { planJobs, type Decision, type Observed, type PlannedJob } from './plan.ts'
+import { makePlan, type Decision, type Observed, type Plan, type PlannedJob } from './plan.ts'
 
 /** The project's annotation/label prefix: job-sweeper.io/. */
 export const ANNOTATION = {
@@ -21,11 +20,12 @@ export type Retention = number | null
 
 export const formatRetention = (r: Retention): string => (r === null ? 'never' : formatDuration(r))
 
-function annotated(job: V1Job, key: string): Retention | undefined {
+/** A retention annotation's value: a retention, or `invalid` for one that is neither a duration nor never. */
+function annotated(job: JobRecord, key: string): Retention | 'invalid' | undefined {
   const value = job.metadata?.annotations?.[key]?.trim()
   if (value === undefined) return undefined
-  if (value === 'never') return null
-  return parseDuration(value)
+  if (value.toLowerCase() === 'never') return null
+  return parseDuration(value) ?? 'invalid'
 }
 
 /** The retention the settings give an outcome: ttl for succeeded, failure-grace for failed. */
@@ -33,10 +33,15 @@ export function retentionOf(outcome: 'succeeded' | 'failed', settings: Settings)
   return outcome === 'succeeded' ? settings.ttlSeconds : settings.failureGraceSeconds
 }
 
-/** Sweep: the retention recorded on the Job (job-sweeper.io/ annotations), else the settings'. */
-export function recordedRetention(job: V1Job, outcome: 'succeeded' | 'failed', settings: Settings): Retention {
-  const fromAnnotation = annotated(job, outcome === 'succeeded' ? ANNOTATION.ttl : ANNOTATION.failureGrace)
-  return fromAnnotation !== undefined ? fromAnnotation : retentionOf(outcome, settings)
+/** Sweep: the retention recorded on the Job (job-sweeper.io/ annotations), else the settings', and which it is. */
+export function recordedRetention(job: JobRecord, outcome: 'succeeded' | 'failed', settings: Settings): { retention: Retention; source: string } {
+  const key = outcome === 'succeeded' ? ANNOTATION.ttl : ANNOTATION.failureGrace
+  const fromAnnotation = annotated(job, key)
+  if (fromAnnotation === undefined) return { retention: retentionOf(outcome, settings), source: 'the input' }
+  if (fromAnnotation === 'invalid') {
+    return { retention: retentionOf(outcome, settings), source: `the input: its annotation ${key} '${job.metadata?.annotations?.[key]}' is not a duration` }
+  }
+  return { retention: fromAnnotation, source: 'its annotation' }
 }
 
 /** The upper bound for a Job still running: the larger of the two retentions (never wins). */
@@ -53,22 +58,35 @@ export function describeRetention(retention: Retention, finishedSecondsAgo: numb
   return left > 0 ? `${formatDuration(retention)} (${formatDuration(left)} left)` : `${formatDuration(retention)} (expired ${formatDuration(-left)} ago)`
 }
 
-export interface RetentionPlan {
-  namespace: string
-  jobs: PlannedJob[]
-}
-
 /** Post: every Job in scope gets its retention as ttlSecondsAfterFinished. */
-export function planPost(observed: Observed, settings: Settings, now: Date): RetentionPlan {
-  return { namespace: observed.namespace, jobs: planJobs(observed, settings, now, (p) => decidePost(p, settings)) }
+export function planPost(observed: Observed, settings: Settings, now: Date): Plan {
+  return makePlan('post', observed, settings, now, (p) => decidePost(p, settings))
 }
 
 function decidePost(p: PlannedJob, settings: Settings): Decision {
+  const decision = decidePostRetention(p, settings)
+  const appliedBy = p.job.ttlAppliedBy
+  if (!appliedBy || decision.action === 'keep') return decision
+  // Helm 4 (server-side apply) owns the chart's value: taking the field over would make the next
+  // helm upgrade fail with a field-manager conflict. The chart's TTL stands; the rest (logs, the
+  // wait, the annotations) goes on as for any Job.
+  const ttl = p.job.spec?.ttlSecondsAfterFinished
+  return {
+    ...decision,
+    chartTtl: true,
+    retention: ttl === undefined ? 'never' : `${formatDuration(ttl)} (the chart's)`,
+    reason: `${decision.reason} — but the chart sets ttlSecondsAfterFinished ${ttl ?? '—'} (applied by ${appliedBy.join(', ')}): the chart's value stands, so the next helm upgrade does not conflict`
+  }
+}
+
+function decidePostRetention(p: PlannedJob, settings: Settings): Decision {
   if (p.status === 'terminating') return { action: 'keep', reason: 'being deleted' }
-  if (p.status === 'running') {
+  if (p.status === 'running' || p.status === 'suspended' || p.status === 'external') {
     const bound = upperBound(settings)
-    const waiting = settings.waitForJobsSeconds > 0
-    const reason = `running; TTL ${formatRetention(bound)} (the larger of ttl and failure-grace) until it finishes${waiting ? `; waiting up to ${formatDuration(settings.waitForJobsSeconds)} to set the one for its outcome` : ''}`
+    // A suspended Job may wait for admission for days, and another controller's Job is not ours
+    // to wait for: they get the upper bound, and no wait.
+    const waiting = settings.waitForJobsSeconds > 0 && p.status === 'running'
+    const reason = `${p.status}; TTL ${formatRetention(bound)} (the larger of ttl and failure-grace) until it finishes${waiting ? `; waiting up to ${formatDuration(settings.waitForJobsSeconds)} to set the one for its outcome` : ''}`
     return { action: waiting ? 'wait' : 'set-ttl', ttlSeconds: bound, reason, retention: describeRetention(bound, undefined) }
   }
   const retention = retentionOf(p.status, settings)
@@ -82,17 +100,15 @@ function decidePost(p: PlannedJob, settings: Settings): Decision {
 }
 
 /** Sweep: delete the finished Jobs whose retention has expired; keep the rest, saying how long is left. */
-export function planSweep(observed: Observed, settings: Settings, now: Date): RetentionPlan {
-  return { namespace: observed.namespace, jobs: planJobs(observed, settings, now, (p) => decideSweep(p, settings)) }
+export function planSweep(observed: Observed, settings: Settings, now: Date): Plan {
+  return makePlan('sweep', observed, settings, now, (p) => decideSweep(p, settings))
 }
 
 function decideSweep(p: PlannedJob, settings: Settings): Decision {
   if (p.status === 'terminating') return { action: 'keep', reason: 'already being deleted' }
-  if (p.status === 'running') return { action: 'keep', reason: 'still running' }
-  const retention = recordedRetention(p.job, p.status, settings)
+  if (p.status !== 'succeeded' && p.status !== 'failed') return { action: 'keep', reason: `${p.status === 'running' ? 'still running' : p.status}: not finished` }
+  const { retention, source } = recordedRetention(p.job, p.status, settings)
   const which = p.status === 'succeeded' ? 'ttl' : 'failure-grace'
-  const source =
-    p.job.metadata?.annotations?.[p.status === 'succeeded' ? ANNOTATION.ttl : ANNOTATION.failureGrace] !== undefined ? 'its annotation' : 'the input'
   const finished = p.finishedSecondsAgo === undefined ? 'at an unknown time' : `${formatDuration(p.finishedSecondsAgo)} ago`
   const described = describeRetention(retention, p.finishedSecondsAgo)
   if (retention === null) return { action: 'keep', reason: `${p.status} ${finished}; ${which} is never (${source})`, retention: described }

@@ -1,10 +1,19 @@
 // The same summary for a terminal: aligned columns, the reason last (it is the long one).
-import type { Summary } from './summary.ts'
+import { shownRows, type Summary } from './summary.ts'
 
 // Terminal control characters from the cluster (a log line, say) must not reach the terminal:
 // matching them is the point of this pattern.
 // eslint-disable-next-line no-control-regex
 const clean = (text: string): string => text.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '?').replace(/\n/g, ' ')
+
+/** Aligned columns, the reason last (it is the long one). */
+function table(columns: string[], rows: string[][]): string[] {
+  const reason = columns.indexOf('Reason')
+  const order = [...columns.keys()].filter((i) => i !== reason).concat(reason)
+  const cells = [columns, ...rows].map((row) => order.map((i) => clean(row[i])))
+  const widths = order.map((_, c) => Math.max(...cells.map((row) => row[c].length)))
+  return cells.map((row) => row.map((cell, c) => (c === row.length - 1 ? cell : cell.padEnd(widths[c]))).join('  '))
+}
 
 export function renderText(s: Summary): string {
   const lines = [s.title, '='.repeat(s.title.length)]
@@ -13,11 +22,13 @@ export function renderText(s: Summary): string {
     lines.push('No Jobs in scope: nothing to do.')
   } else {
     lines.push(s.headline, '')
-    const reason = s.columns.indexOf('Reason')
-    const order = [...s.columns.keys()].filter((i) => i !== reason).concat(reason)
-    const table = [s.columns, ...s.rows].map((row) => order.map((i) => clean(row[i])))
-    const widths = order.map((_, c) => Math.max(...table.map((row) => row[c].length)))
-    for (const row of table) lines.push(row.map((cell, c) => (c === row.length - 1 ? cell : cell.padEnd(widths[c]))).join('  '))
+    const shown = shownRows(s)
+    if (shown.notable.length > 0) lines.push(...table(s.columns, shown.notable))
+    if (shown.notableLeftOut > 0) lines.push(`… and ${shown.notableLeftOut} more like these: every Job is in the report file.`)
+    if (shown.othersTotal > 0) {
+      lines.push('', `${shown.othersTotal} other Job(s)${shown.others.length < shown.othersTotal ? `, the first ${shown.others.length}` : ''}:`, ...table(s.columns, shown.others))
+      if (shown.others.length < shown.othersTotal) lines.push(`… and ${shown.othersTotal - shown.others.length} more: every Job is in the report file.`)
+    }
   }
   for (const tail of s.tails) lines.push('', `Last lines of failed Job ${clean(tail.job)} (${clean(tail.file)}):`, ...tail.lines.map((l) => `  | ${clean(l)}`))
   if (s.errors.length > 0) lines.push('', 'Errors:', ...s.errors.map((e) => `  - ${clean(e)}`))

@@ -2,6 +2,7 @@
 import * as core from '@actions/core'
 import type { RunResult } from '../execute/outcome.ts'
 import { buildReport, failureMarkdown } from './summary.ts'
+import { writeReportFile } from './file.ts'
 
 /** Appends to the job summary; outside a runner (no GITHUB_STEP_SUMMARY) prints it instead. */
 async function writeSummary(markdown: string): Promise<void> {
@@ -11,11 +12,9 @@ async function writeSummary(markdown: string): Promise<void> {
 
 export async function writeReport(result: RunResult, logsDir: string): Promise<void> {
   const report = buildReport(result)
-  for (const [name, jobs] of Object.entries(report.outputs)) {
-    core.setOutput(name, JSON.stringify(jobs))
-    core.setOutput(`${name}-count`, jobs.length)
-  }
+  for (const [name, value] of Object.entries(report.outputs)) core.setOutput(name, value)
   core.setOutput('logs-dir', logsDir)
+  core.setOutput('report-file', await writeReportFile(result, logsDir))
   await writeSummary(report.markdown)
 }
 

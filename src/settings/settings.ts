@@ -39,6 +39,10 @@ export const HARVEST_LOGS = ['failed', 'all', 'none'] as const
 /** Whose pod logs are saved before a Job is deleted. */
 export type HarvestLogs = (typeof HARVEST_LOGS)[number]
 
+export const ON_LOG_FAILURE = ['keep', 'delete'] as const
+/** What to do with a Job whose logs could not all be saved. */
+export type OnLogFailure = (typeof ON_LOG_FAILURE)[number]
+
 /** Which Jobs the action may touch. A Job must match every field that is set. */
 export interface Scope {
   /** Helm release name: Jobs annotated meta.helm.sh/release-name (and release-namespace). */
@@ -87,6 +91,12 @@ export interface Settings {
   waitForJobsSeconds: number
   /** Post: fail the step when a Job it waited for failed. */
   failOnJobFailure: boolean
+  /** keep: a Job whose logs could not all be saved is kept and the step fails; delete: it is acted on anyway. */
+  onLogFailure: OnLogFailure
+  /** The most bytes saved of one container log (the API's limitBytes); a longer log is cut, and says so. */
+  maxLogBytes: number
+  /** How many Jobs are acted on at once (the work queue's concurrency). */
+  concurrency: number
 }
 
 /** A bad input: the message names the input, the value and what was expected. */
@@ -205,6 +215,9 @@ export function parseSettings(read: ReadInput, env: NodeJS.ProcessEnv = process.
     ttlSeconds: retention(read, INPUT.ttl, '1h'),
     failureGraceSeconds: retention(read, INPUT.failureGrace, '24h'),
     waitForJobsSeconds: duration(read, INPUT.waitForJobs, '0'),
-    failOnJobFailure: bool(read, INPUT.failOnJobFailure, true)
+    failOnJobFailure: bool(read, INPUT.failOnJobFailure, true),
+    onLogFailure: 'keep',
+    maxLogBytes: 10 * 1024 * 1024,
+    concurrency: 8
   }
 }

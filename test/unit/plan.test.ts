@@ -1,6 +1,7 @@
 // The pre phase's planner, table-driven: every rule, with the reason users will read.
 import { planPrune, shouldHarvest, type Observed, type JobAction } from '../../src/plan/plan.ts'
 import { parseSettings, type Settings } from '../../src/settings/settings.ts'
+import type { V1Job } from '@kubernetes/client-node'
 import { NOW, newJob, type JobShape } from './jobs.ts'
 
 function settings(inputs: Record<string, string>): Settings {
@@ -63,7 +64,7 @@ const cases: Case[] = [
     name: 'running Job, on-running delete → delete',
     inputs: { release: 'app', 'on-running': 'delete' },
     jobs: [{ name: 'app-migrate', release: 'app', status: 'running', age: 30 }],
-    expected: { 'app-migrate': ['delete', 'running for 30s; deleting it anyway (on-running: delete'] }
+    expected: { 'app-migrate': ['delete', 'running for 30s; deleting it anyway, its logs so far saved (on-running: delete'] }
   },
   {
     name: 'running Job, on-running fail → block',
@@ -128,9 +129,55 @@ test('the plan reports each Job’s age at the given clock', () => {
 test.each([
   ['failed', 'failed', true],
   ['failed', 'succeeded', false],
-  ['failed', 'running', false],
+  ['failed', 'running', true], // deleted while running: interrupted, its logs so far are saved
+  ['failed', 'suspended', false], // no pod ran
+  ['failed', 'terminating', false], // someone else's delete: not ours to act on
   ['all', 'succeeded', true],
   ['none', 'failed', false]
 ] as const)('harvest-logs %s, Job %s → harvest %s', (harvest, status, expected) => {
   expect(shouldHarvest(harvest, status)).toBe(expected)
+})
+
+describe('Jobs that are not simply running', () => {
+  const suspended = (): V1Job => ({ ...newJob({ name: 'app-migrate', release: 'app', status: 'running' }), status: {}, spec: { suspend: true, template: {} } }) as V1Job
+  test('suspended Job with no pod (a queue holds it) → deleted without waiting, on-running wait or not', () => {
+    for (const onRunning of ['wait', 'fail', 'delete']) {
+      const plan = planPrune({ namespace: 'prod', jobs: [suspended()] }, settings({ release: 'app', 'on-running': onRunning }), NOW)
+      expect(plan.jobs.map((p) => [p.status, p.action, p.harvest])).toEqual([['suspended', 'delete', false]])
+      expect(plan.jobs[0].reason).toContain('suspended with no pod running: deleted without waiting')
+    }
+  })
+  test('Job run by another controller (spec.managedBy), not finished → kept, never waited for', () => {
+    const job = newJob({ name: 'app-migrate', release: 'app', status: 'running' })
+    job.spec = { ...job.spec, managedBy: 'kueue.x-k8s.io/multikueue' } as V1Job['spec']
+    const plan = planPrune({ namespace: 'prod', jobs: [job] }, settings({ release: 'app' }), NOW)
+    expect(plan.jobs.map((p) => [p.status, p.action])).toEqual([['external', 'keep']])
+    expect(plan.jobs[0].reason).toContain('managed by kueue.x-k8s.io/multikueue')
+  })
+  test('SuccessCriteriaMet / FailureTarget are interim: the Job still counts as running', () => {
+    for (const type of ['SuccessCriteriaMet', 'FailureTarget']) {
+      const job = newJob({ name: 'app-migrate', release: 'app', status: 'running' })
+      job.status = { conditions: [{ type, status: 'True' }], active: 0 }
+      const plan = planPrune({ namespace: 'prod', jobs: [job] }, settings({ release: 'app' }), NOW)
+      expect(plan.jobs.map((p) => [p.status, p.action])).toEqual([['running', 'wait']])
+    }
+  })
+  test('a finished Job is deleted in the background; a running one (on-running: delete) in the foreground', () => {
+    const plan = planPrune(
+      { namespace: 'prod', jobs: [newJob({ name: 'done', release: 'app' }), newJob({ name: 'busy', release: 'app', status: 'running' })] },
+      settings({ release: 'app', 'on-running': 'delete' }),
+      NOW
+    )
+    expect(plan.jobs.map((p) => [p.name, p.propagation])).toEqual([
+      ['busy', 'Foreground'],
+      ['done', 'Background']
+    ])
+  })
+  test('re-deciding a fresh copy gives the same decision as the plan', () => {
+    const plan = planPrune({ namespace: 'prod', jobs: [newJob({ name: 'app-migrate', release: 'app' })] }, settings({ release: 'app' }), NOW)
+    const fresh = newJob({ name: 'app-migrate', release: 'app', hook: 'pre-upgrade' })
+    expect(plan.redecide(newJob({ name: 'app-migrate', release: 'app' }), NOW)?.action).toBe('delete')
+    expect(plan.redecide(fresh, NOW)?.action).toBe('keep')
+    expect(plan.redecide(newJob({ name: 'app-migrate', release: 'other' }), NOW)).toBeUndefined()
+  })
 })

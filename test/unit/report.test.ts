@@ -1,6 +1,6 @@
 // The report: headline, rows, log tails, banners — and nothing from the cluster unescaped.
 import type { JobOutcome, RunResult } from '../../src/execute/outcome.ts'
-import { buildReport, summarize } from '../../src/report/summary.ts'
+import { buildReport, OUTPUT_BYTES, summarize } from '../../src/report/summary.ts'
 import { renderText } from '../../src/report/text.ts'
 
 function outcome(o: Partial<JobOutcome> & { name: string }): JobOutcome {
@@ -22,15 +22,26 @@ test('headline counts pruned, waited and kept; every Job has a row', () => {
   )
   expect(report.markdown).toContain('**2 pruned · 1 waited · 2 kept**')
   expect(report.markdown).toContain('| b | prod | succeeded | 1m30s | — | waited, pruned | r | — |')
-  expect(report.outputs.pruned.map((j) => j.name)).toEqual(['a', 'b'])
-  expect(report.outputs.waited).toEqual([{ namespace: 'prod', name: 'b', status: 'succeeded', reason: 'r' }])
-  expect(report.outputs.kept.map((j) => j.name)).toEqual(['c', 'd'])
+  const names = (output: string): string[] => (JSON.parse(report.outputs[output]) as { name: string }[]).map((j) => j.name)
+  expect(names('pruned')).toEqual(['a', 'b'])
+  expect(JSON.parse(report.outputs.waited)).toEqual([{ namespace: 'prod', name: 'b', status: 'succeeded', reason: 'r' }])
+  expect(names('kept')).toEqual(['c', 'd'])
+  expect(report.outputs['kept-count']).toBe('2')
 })
 
 test('a run with nothing to do still writes a one-line summary', () => {
   const report = buildReport(result([]))
   expect(report.markdown).toContain('No Jobs in scope: nothing to do.')
-  expect(report.outputs).toEqual({ pruned: [], kept: [], waited: [], 'ttl-set': [] })
+  expect(report.outputs).toEqual({
+    pruned: '[]',
+    'pruned-count': '0',
+    kept: '[]',
+    'kept-count': '0',
+    waited: '[]',
+    'waited-count': '0',
+    'ttl-set': '[]',
+    'ttl-set-count': '0'
+  })
 })
 
 test('dry run: banner, and "would be pruned"', () => {
@@ -47,7 +58,7 @@ test('names, reasons and log lines from the cluster are escaped', () => {
           name: 'evil|<script>alert(1)</script>',
           status: 'failed',
           reason: 'uses `backticks` and | pipes\nand a newline',
-          logs: { files: ['x.log'], problems: [], tails: [{ file: 'x.log', lines: ['</pre><script>alert(2)</script>', 'a | b `c`'] }] }
+          logs: { files: [{ file: 'x.log', bytes: 3, truncated: false }], failures: [], tails: [{ file: 'x.log', lines: ['</pre><script>alert(2)</script>', 'a | b `c`'] }] }
         })
       ],
       { errors: ['Job prod/<b>bad</b> failed'] }
@@ -59,12 +70,12 @@ test('names, reasons and log lines from the cluster are escaped', () => {
   expect(report.markdown).toContain('<pre>&lt;/pre&gt;&lt;script&gt;alert(2)&lt;/script&gt;\na | b `c`</pre>')
   expect(report.markdown).toContain('- Job prod/&lt;b&gt;bad&lt;/b&gt; failed')
   // The JSON outputs keep the real values: they are data, not markup.
-  expect(report.outputs.pruned[0].name).toBe('evil|<script>alert(1)</script>')
+  expect(JSON.parse(report.outputs.pruned)[0].name).toBe('evil|<script>alert(1)</script>')
 })
 
 test('log tails are shown for failed Jobs only', () => {
   const tails = [{ file: 'ok.log', lines: ['all good'] }]
-  const report = buildReport(result([outcome({ name: 'ok', status: 'succeeded', logs: { files: ['ok.log'], problems: [], tails } })]))
+  const report = buildReport(result([outcome({ name: 'ok', status: 'succeeded', logs: { files: [{ file: 'ok.log', bytes: 3, truncated: false }], failures: [], tails } })]))
   expect(report.markdown).not.toContain('all good')
 })
 
@@ -77,7 +88,7 @@ test('the terminal rendering aligns columns and strips control characters from t
           name: 'a-much-longer-name',
           status: 'failed',
           reason: 'boom',
-          logs: { files: ['f'], problems: [], tails: [{ file: 'f', lines: ['\u001b[31mred\u001b[0m'] }] }
+          logs: { files: [{ file: 'f', bytes: 3, truncated: false }], failures: [], tails: [{ file: 'f', lines: ['\u001b[31mred\u001b[0m'] }] }
         })
       ])
     )
@@ -86,4 +97,50 @@ test('the terminal rendering aligns columns and strips control characters from t
   expect(text).toMatch(/^short {15}prod /m)
   expect(text).not.toContain('\u001b')
   expect(text).toContain('  | ?[31mred?[0m')
+})
+
+describe('at scale', () => {
+  // 5,000 Jobs: 4,990 pruned, 5 errors, 3 waited, 2 failed with logs.
+  const many = (): RunResult => {
+    const outcomes: JobOutcome[] = []
+    for (let i = 0; i < 5000; i++) {
+      const name = `migrate-${String(i).padStart(4, '0')}`
+      if (i < 5) outcomes.push(outcome({ name, result: 'error', reason: 'failed: 500 boom' }))
+      else if (i < 8) outcomes.push(outcome({ name, waited: true, action: 'wait' }))
+      else if (i < 10)
+        outcomes.push(outcome({ name, status: 'failed', logs: { files: [{ file: `${name}.log`, bytes: 9, truncated: false }], failures: [], tails: [] } }))
+      else outcomes.push(outcome({ name, reason: 'succeeded; a Job’s pod template is immutable, so helm upgrade fails while it exists' }))
+    }
+    return result(outcomes, { errors: Array.from({ length: 5 }, (_, i) => `Job prod/migrate-000${i}: 500 boom`) })
+  }
+
+  test('the summary of 5,000 Jobs stays small: counts, the rows that matter, and the first of the rest collapsed', () => {
+    const report = buildReport(many())
+    expect(Buffer.byteLength(report.markdown)).toBeLessThan(64 * 1024)
+    expect(report.markdown).toContain('**4995 pruned · 3 waited · 5 kept**')
+    const tableRows = report.markdown.split('\n').filter((l) => /^\| migrate-\d{4} \|/.test(l))
+    // The 10 that matter, then 50 of the other 4,990 inside <details>.
+    expect(tableRows.slice(0, 10).map((l) => l.split(' | ')[0])).toEqual(Array.from({ length: 10 }, (_, i) => `| migrate-000${i}`))
+    expect(tableRows).toHaveLength(60)
+    expect(report.markdown).toContain('<details><summary>4990 other Job(s): the first 50</summary>')
+    expect(report.markdown).toContain('… and 4940 more: every Job is in the report file.')
+    expect(report.markdown.match(/<details>/g)).toHaveLength(1)
+    expect(report.markdown.match(/<\/details>/g)).toHaveLength(1)
+  })
+
+  test('list outputs stay valid JSON under their byte limit; the counts stay exact', () => {
+    const report = buildReport(many())
+    expect(report.outputs['pruned-count']).toBe('4995')
+    expect(report.outputs.pruned.length).toBeLessThanOrEqual(OUTPUT_BYTES)
+    const pruned = JSON.parse(report.outputs.pruned) as { name: string }[]
+    expect(pruned.length).toBeGreaterThan(100)
+    expect(pruned.length).toBeLessThan(4995)
+    expect(pruned[0].name).toBe('migrate-0005')
+  })
+
+  test('the terminal rendering of 5,000 Jobs is as short', () => {
+    const text = renderText(summarize(many()))
+    expect(text.split('\n').length).toBeLessThan(100)
+    expect(text).toContain('4990 other Job(s), the first 50:')
+  })
 })

@@ -170,3 +170,26 @@ test('upper bound: the larger retention; never if either is never', () => {
   expect(upperBound(settings({ ttl: '1h', 'failure-grace': '2h' }))).toBe(7200)
   expect(upperBound(settings({ ttl: 'never' }))).toBeNull()
 })
+
+describe('ownership and annotations', () => {
+  test('post: a TTL the chart server-side applies (Helm 4) is left as the chart sets it, and the reason says so', () => {
+    const job = { ...newJob({ name: 'j', finishedAgo: 60 }), ttlAppliedBy: ['helm'] }
+    job.spec = { ...job.spec, ttlSecondsAfterFinished: 86400 } as typeof job.spec
+    const [p] = planPost({ namespace: 'prod', jobs: [job] }, settings({ ttl: '1h' }), NOW).jobs
+    expect([p.action, p.chartTtl, p.retention]).toEqual(['set-ttl', true, "1d (the chart's)"])
+    expect(p.reason).toContain('the chart sets ttlSecondsAfterFinished 86400 (applied by helm): the chart’s value stands'.replace('’', "'"))
+  })
+  test('post: without an applying owner the TTL is taken over (positive control)', () => {
+    const [p] = planPost({ namespace: 'prod', jobs: [newJob({ name: 'j', finishedAgo: 60 })] }, settings({ ttl: '1h' }), NOW).jobs
+    expect([p.action, p.chartTtl, p.ttlSeconds]).toEqual(['set-ttl', undefined, 3600])
+  })
+  test.each([
+    ['Never', 'keep', 'ttl is never (its annotation)'],
+    ['3 days', 'delete', "ttl 1h (the input: its annotation job-sweeper.io/ttl '3 days' is not a duration) has expired"],
+    ['30d', 'keep', 'ttl 30d (its annotation) has not expired']
+  ])("sweep: annotation ttl '%s' → %s", (value, action, reason) => {
+    const job = newJob({ name: 'j', finishedAgo: 7200, annotations: { 'job-sweeper.io/ttl': value } })
+    const [p] = planSweep({ namespace: 'prod', jobs: [job] }, settings({ phase: 'sweep', ttl: '1h' }), NOW).jobs
+    expect([p.action, p.reason]).toEqual([action, expect.stringContaining(reason)])
+  })
+})

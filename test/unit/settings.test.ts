@@ -48,7 +48,10 @@ test('defaults', () => {
     ttlSeconds: 3600,
     failureGraceSeconds: 86400,
     waitForJobsSeconds: 0,
-    failOnJobFailure: true
+    failOnJobFailure: true,
+    onLogFailure: 'keep',
+    maxLogBytes: 10 * 1024 * 1024,
+    concurrency: 8
   })
 })
 

@@ -1,0 +1,142 @@
+// The per-Job actions the work queue runs: delete (pre, sweep) and set a TTL (post). Each saves
+// the logs the policy asks for first, and acts only on the Job it planned for: a delete carries
+// the planned uid and resourceVersion as preconditions, and on a conflict the Job is read again
+// and the same decision is made on the fresh copy, as the TTL-after-finished controller does.
+import type { JobsClient } from '../kube/client.ts'
+import { apiErrorMessage } from '../kube/errors.ts'
+import { toJobRecord } from '../kube/job-record.ts'
+import type { Plan, PlannedJob } from '../plan/plan.ts'
+import { ANNOTATION, MANAGED_LABEL, formatRetention, type Retention } from '../plan/retention.ts'
+import type { Settings } from '../settings/settings.ts'
+import { harvestLogs, readTail, type HarvestedLogs } from './logs.ts'
+import { outcome, type ExecuteContext, type JobOutcome } from './outcome.ts'
+
+const TAIL_LINES = 20
+// Tails go into the summary: those of the first failed Jobs are plenty.
+const MAX_TAILED_JOBS = 20
+// A Job that changes again between every read and delete is left alone after this many rounds.
+const MAX_ROUNDS = 3
+
+/** Where the actions report what they did, and what they share across Jobs. */
+export interface ActionContext extends ExecuteContext {
+  client: JobsClient
+  settings: Settings
+  plan: Plan
+  /** Problems that fail the step / that do not. */
+  errors: string[]
+  warnings: string[]
+  /** Jobs whose tails were read so far. */
+  tailed: { count: number }
+}
+
+const where = (p: { namespace: string; name: string }): string => `Job ${p.namespace}/${p.name}`
+
+/**
+ * Saves the Job's logs. Returns them, and whether the action may go on: not when a log could not be
+ * saved and on-log-failure is keep (then the step fails, saying why).
+ */
+async function saveLogs(p: PlannedJob, ctx: ActionContext): Promise<{ logs: HarvestedLogs; proceed: boolean }> {
+  const { settings } = ctx
+  const logs = await harvestLogs(ctx.client, p, settings.logsDir, settings.maxLogBytes)
+  const cut = logs.files.filter((f) => f.truncated)
+  if (cut.length > 0) ctx.warnings.push(`logs of ${where(p)}: ${cut.length} log(s) cut at max-log-bytes (${settings.maxLogBytes} bytes)`)
+  if (p.status !== 'succeeded' && ctx.tailed.count < MAX_TAILED_JOBS && logs.files.length > 0) {
+    ctx.tailed.count++
+    logs.tails = []
+    for (const f of logs.files) {
+      const lines = await readTail(settings.logsDir, f.file, TAIL_LINES).catch(() => [])
+      if (lines.some((l) => l.trim() !== '')) logs.tails.push({ file: f.file, lines })
+    }
+  }
+  if (logs.failures.length === 0) {
+    ctx.info(`saved ${logs.files.length} log file(s) of ${p.status} ${where(p)}`)
+    return { logs, proceed: true }
+  }
+  const why = `${logs.failures[0]}${logs.failures.length > 1 ? ` (and ${logs.failures.length - 1} more)` : ''}`
+  if (settings.onLogFailure === 'delete') {
+    ctx.warnings.push(`logs of ${where(p)} could not all be saved (on-log-failure: delete, so it goes on): ${why}`)
+    return { logs, proceed: true }
+  }
+  ctx.errors.push(`${where(p)} was kept: its logs could not all be saved (${why}); set on-log-failure: delete to delete it anyway`)
+  return { logs, proceed: false }
+}
+
+/** Deletes one planned Job; never throws. `waited`: it was waited for first. */
+export async function deleteAction(planned: PlannedJob, ctx: ActionContext): Promise<JobOutcome> {
+  const { client, plan } = ctx
+  let p = planned
+  let logs: HarvestedLogs | undefined
+  try {
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      if (p.status === 'terminating') {
+        // Someone else's delete: waited for, never sent again nor counted as ours.
+        return outcome(p, 'gone', round === 0 ? p.reason : 'being deleted by someone else since it was planned; waiting until it is gone')
+      }
+      if (p.harvest && !logs) {
+        const saved = await saveLogs(p, ctx)
+        logs = saved.logs
+        if (!saved.proceed) return { ...outcome(p, 'error', `kept: its logs could not all be saved (${saved.logs.failures[0]})`), logs }
+      }
+      const result = await client.deleteJob(p.namespace, p.name, { uid: p.uid, resourceVersion: p.resourceVersion }, p.propagation)
+      if (result === 'deleted') {
+        ctx.info(`deleted ${where(p)} (${p.status}, ${p.propagation.toLowerCase()})`)
+        const message = `Deleted by job-sweeper (${plan.phase} phase): ${p.reason}${ctx.run?.url ? ` (workflow run ${ctx.run.url})` : ''}`
+        await client
+          .recordEvent(p.job, { reason: 'JobSwept', message, type: 'Normal' })
+          .catch((e: unknown) => ctx.warnings.push(`could not record an Event for ${where(p)}: ${apiErrorMessage(e)}`))
+        return { ...outcome(p, 'pruned'), logs }
+      }
+      if (result === 'gone') return { ...outcome(p, 'gone', `${p.reason} — already gone`), logs }
+      // 409: the Job changed since it was read, or another Job took its name. Decide again.
+      const fresh = await client.getJob(p.namespace, p.name)
+      if (!fresh) return { ...outcome(p, 'gone', `${p.reason} — already gone`), logs }
+      if (fresh.metadata?.uid !== p.uid) return { ...outcome(p, 'replaced', 'a new Job took its name since it was planned; left alone'), logs }
+      const again = plan.redecide(toJobRecord(fresh), new Date())
+      if (again?.action !== 'delete') {
+        return { ...outcome(again ?? p, 'kept', `changed since it was planned: ${again?.reason ?? 'no longer in scope'}`), logs }
+      }
+      // Logs saved for a finished Job stay valid; a Job that was running when they were read is read again.
+      if (again.status !== p.status) logs = undefined
+      p = again
+    }
+    ctx.errors.push(`${where(p)} kept changing while job-sweeper tried to delete it; left alone`)
+    return { ...outcome(p, 'error', 'kept changing while job-sweeper tried to delete it; left alone'), logs }
+  } catch (e) {
+    ctx.errors.push(`${where(p)}: ${apiErrorMessage(e)}`)
+    return { ...outcome(p, 'error', `${p.reason} — failed: ${apiErrorMessage(e)}`), logs }
+  }
+}
+
+/** The merge patch that records the policy on the Job and (unless the chart owns it) sets its TTL. */
+export function retentionPatch(settings: Settings, ttlSeconds: Retention, run: ExecuteContext['run'], chartTtl: boolean): object {
+  const annotations: Record<string, string> = {
+    [ANNOTATION.ttl]: formatRetention(settings.ttlSeconds),
+    [ANNOTATION.failureGrace]: formatRetention(settings.failureGraceSeconds)
+  }
+  if (run?.url) annotations[ANNOTATION.runUrl] = run.url
+  if (run?.commit) annotations[ANNOTATION.commit] = run.commit
+  const metadata = { labels: { [MANAGED_LABEL]: 'true' }, annotations }
+  // null removes the field: `never` means the TTL controller must not delete the Job.
+  return chartTtl ? { metadata } : { metadata, spec: { ttlSecondsAfterFinished: ttlSeconds } }
+}
+
+/** Gives one planned Job its TTL (`ttl`), its logs saved first when asked; never throws. */
+export async function ttlAction(p: PlannedJob, ttl: Retention, ctx: ActionContext): Promise<JobOutcome> {
+  const { client, settings } = ctx
+  let logs: HarvestedLogs | undefined
+  try {
+    if (p.harvest) {
+      // Before the TTL: a short failure-grace could let the TTL controller delete the pods first.
+      const saved = await saveLogs(p, ctx)
+      logs = saved.logs
+      if (!saved.proceed) return { ...outcome(p, 'error', `TTL not set: its logs could not all be saved (${saved.logs.failures[0]})`), logs }
+    }
+    const patched = await client.patchJob(p.namespace, p.name, { uid: p.uid }, retentionPatch(settings, ttl, ctx.run, p.chartTtl === true))
+    if (patched === 'gone' || patched === 'conflict') return { ...outcome(p, 'gone', 'gone, or replaced by a new Job, before its TTL could be set'), logs }
+    ctx.info(`${where(p)} (${p.status}): ${p.chartTtl ? `the chart's ttlSecondsAfterFinished kept` : `ttlSecondsAfterFinished ${ttl ?? 'removed (never)'}`}`)
+    return { ...outcome(p, 'ttl-set'), logs }
+  } catch (e) {
+    ctx.errors.push(`${where(p)}: could not set its TTL: ${apiErrorMessage(e)}`)
+    return { ...outcome(p, 'error', `${p.reason} — failed: ${apiErrorMessage(e)}`), logs }
+  }
+}

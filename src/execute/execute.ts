@@ -1,0 +1,250 @@
+// Execute a plan, for every phase: plan → work queue → outcomes. One bounded work queue carries
+// every per-Job action (delete, save logs, Event, TTL patch), and one shared watch per namespace
+// answers every wait (running → finished, deleted → gone). Problems are collected per Job and
+// reported together at the end, as the TTL-after-finished controller does.
+import PQueue from 'p-queue'
+import type { JobsClient } from '../kube/client.ts'
+import { apiErrorMessage } from '../kube/errors.ts'
+import { JobInformer, WaitTimeout } from '../kube/informer.ts'
+import type { JobRecord } from '../kube/job-record.ts'
+import type { Plan, PlannedJob } from '../plan/plan.ts'
+import { jobStatus } from '../plan/predicates.ts'
+import { formatRetention } from '../plan/retention.ts'
+import { formatDuration } from '../settings/duration.ts'
+import type { Settings } from '../settings/settings.ts'
+import { deleteAction, ttlAction, type ActionContext } from './actions.ts'
+import { outcome, type ExecuteContext, type JobOutcome, type RunResult } from './outcome.ts'
+import { someNames, startProgress } from './progress.ts'
+
+// Kubernetes' own finalizers, which its controllers remove; any other one belongs to someone else.
+const KUBERNETES_FINALIZERS = new Set(['foregroundDeletion', 'orphan', 'batch.kubernetes.io/job-tracking'])
+
+/** The run's shared watches, one per namespace, each following every Job the plan may wait on. */
+class Watches {
+  private readonly informers = new Map<string, JobInformer>()
+  private readonly client: JobsClient
+  private readonly plan: Plan
+  constructor(client: JobsClient, plan: Plan) {
+    this.client = client
+    this.plan = plan
+  }
+
+  /** Waits until `done` holds for the Job (undefined: gone), through its namespace's watch. */
+  waitFor(p: PlannedJob, done: (job: JobRecord | undefined) => boolean, timeoutMs: number): Promise<JobRecord | undefined> {
+    let informer = this.informers.get(p.namespace)
+    if (!informer) {
+      informer = new JobInformer(this.client, p.namespace, this.plan.resourceVersions[p.namespace] ?? '')
+      // Everything the run may wait on is followed from the plan's list on, so no event is missed.
+      for (const q of this.plan.jobs) if (q.namespace === p.namespace && q.action !== 'keep') informer.track(q.job)
+      this.informers.set(p.namespace, informer)
+    }
+    return informer.waitFor(p.job, done, timeoutMs)
+  }
+
+  stop(): void {
+    for (const i of this.informers.values()) i.stop()
+  }
+}
+
+const key = (p: { namespace: string; name: string }): string => `${p.namespace}/${p.name}`
+const stillRunning = (job: JobRecord | undefined): boolean => job !== undefined && jobStatus(job) === 'running'
+
+export async function execute(plan: Plan, client: JobsClient, settings: Settings, ctx: ExecuteContext): Promise<RunResult> {
+  const result: RunResult = { phase: plan.phase, namespace: plan.namespace, dryRun: settings.dryRun, outcomes: [], errors: [], warnings: [] }
+  const blocked = plan.jobs.filter((p) => p.action === 'block')
+  if (blocked.length > 0) {
+    result.outcomes = abandon(plan, new Map(blocked.map((p) => [key(p), p.reason])))
+    result.errors.push(...blocked.map((p) => `Job ${key(p)} is still running (${formatDuration(p.ageSeconds)}) and on-running is fail; nothing was deleted`))
+    return result
+  }
+  if (settings.dryRun) {
+    const would = plan.phase === 'post' ? 'would-set-ttl' : 'would-prune'
+    result.outcomes = plan.jobs.map((p) => outcome(p, p.action === 'keep' ? 'kept' : would))
+    return result
+  }
+  const actions: ActionContext = { ...ctx, client, settings, plan, errors: result.errors, warnings: result.warnings, tailed: { count: 0 } }
+  const queue = new PQueue({ concurrency: settings.concurrency })
+  const watches = new Watches(client, plan)
+  const outcomes = new Map<string, JobOutcome>(plan.jobs.filter((p) => p.action === 'keep').map((p) => [key(p), outcome(p, 'kept')]))
+  const run = { actions, queue, watches, outcomes, settings, plan, result }
+  try {
+    if (plan.phase === 'post') await post(run)
+    else if (!(await prune(run))) return result
+  } finally {
+    watches.stop()
+  }
+  result.outcomes = [...outcomes.values()].sort((a, b) => a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name))
+  return result
+}
+
+interface Run {
+  actions: ActionContext
+  queue: PQueue
+  watches: Watches
+  outcomes: Map<string, JobOutcome>
+  settings: Settings
+  plan: Plan
+  result: RunResult
+}
+
+/** Runs `action` for each Job on the work queue, recording each outcome; prints progress as `verb`. */
+async function onQueue(run: Run, jobs: PlannedJob[], verb: string, action: (p: PlannedJob) => Promise<JobOutcome>): Promise<void> {
+  if (jobs.length === 0) return
+  let done = 0
+  const stop = startProgress(run.actions.info, () => `${done}/${jobs.length} ${verb}`)
+  try {
+    await Promise.all(
+      jobs.map((p) =>
+        run.queue.add(async () => {
+          const out = await action(p)
+          done++
+          run.outcomes.set(key(p), { ...out, waited: out.waited || run.outcomes.get(key(p))?.waited === true })
+        })
+      )
+    )
+  } finally {
+    stop()
+  }
+}
+
+/** Pre and sweep: wait for running Jobs (all or nothing), delete, and (pre) wait until they are gone. */
+async function prune(run: Run): Promise<boolean> {
+  const { plan, settings, watches, actions, result } = run
+  const toDelete = plan.jobs.filter((p) => p.action === 'delete')
+  const toWait = plan.jobs.filter((p) => p.action === 'wait')
+  if (toWait.length > 0) {
+    const timeout = settings.waitTimeoutSeconds
+    const pending = new Set(toWait.map(key))
+    actions.info(`waiting up to ${formatDuration(timeout)} for ${toWait.length} running Job(s): ${someNames(pending)}`)
+    const stop = startProgress(actions.info, () => `${toWait.length - pending.size}/${toWait.length} finished · still running: ${someNames(pending)}`)
+    const settled = await Promise.allSettled(
+      toWait.map(async (p) => {
+        const job = await watches.waitFor(p, (j) => !stillRunning(j), timeout * 1000)
+        pending.delete(key(p))
+        actions.info(`Job ${key(p)} ${job ? `finished: ${jobStatus(job)}` : 'is gone'}`)
+        return job
+      })
+    ).finally(stop)
+    const failed = toWait.map((p, i) => ({ p, s: settled[i] })).filter(({ s }) => s.status === 'rejected')
+    if (failed.length > 0) {
+      // On a timeout nothing at all is deleted: the upgrade would fail on the running Job anyway.
+      result.outcomes = abandon(plan, new Map(failed.map(({ p }) => [key(p), `still running after waiting ${formatDuration(timeout)}`])))
+      for (const { p, s } of failed) {
+        const reason = (s as PromiseRejectedResult).reason
+        const why =
+          reason instanceof WaitTimeout
+            ? `did not finish within wait-timeout ${formatDuration(timeout)} (running for ${formatDuration(p.ageSeconds + timeout)})`
+            : `could not be watched: ${apiErrorMessage(reason)}`
+        result.errors.push(`Job ${key(p)} ${why}; nothing was deleted`)
+      }
+      return false
+    }
+    for (const [i, p] of toWait.entries()) {
+      const job = (settled[i] as PromiseFulfilledResult<JobRecord | undefined>).value
+      const again = job && plan.redecide(job, new Date())
+      if (!again) run.outcomes.set(key(p), { ...outcome(p, 'gone', 'finished, and deleted by someone else while it was waited for'), waited: true })
+      else if (again.action !== 'delete') run.outcomes.set(key(p), { ...outcome(again, 'kept'), waited: true })
+      else {
+        run.outcomes.set(key(p), { ...outcome(again, 'kept'), waited: true })
+        toDelete.push(again)
+      }
+    }
+  }
+  await onQueue(run, toDelete, 'deleted or settled', (p) => deleteAction(p, actions))
+  if (plan.awaitGone) await awaitGone(run, toDelete)
+  return true
+}
+
+/** Pre: the phase ends once every deleted Job is really gone, so the upgrade cannot meet it. */
+async function awaitGone(run: Run, deleted: PlannedJob[]): Promise<void> {
+  const { settings, watches, actions, result, outcomes } = run
+  const leaving = deleted.filter((p) => ['pruned', 'gone'].includes(outcomes.get(key(p))?.result ?? ''))
+  if (leaving.length === 0) return
+  const pending = new Set(leaving.map(key))
+  const stop = startProgress(actions.info, () => `${leaving.length - pending.size}/${leaving.length} gone · waiting for: ${someNames(pending)}`)
+  try {
+    await Promise.all(
+      leaving.map(async (p) => {
+        try {
+          await watches.waitFor(p, (j) => j === undefined, settings.waitTimeoutSeconds * 1000)
+        } catch (e) {
+          const out = outcomes.get(key(p)) as JobOutcome
+          const stuck = await run.actions.client.getJob(p.namespace, p.name).catch(() => undefined)
+          const foreign = (stuck?.metadata?.finalizers ?? []).filter((f) => !KUBERNETES_FINALIZERS.has(f))
+          out.result = 'error'
+          out.reason =
+            foreign.length > 0
+              ? `deleted, but stuck on finalizer ${foreign.join(', ')} (job-sweeper does not remove finalizers it does not own)`
+              : `deleted, but still present: ${e instanceof WaitTimeout ? 'timed out' : apiErrorMessage(e)}`
+          result.errors.push(`Job ${key(p)} was deleted but is not gone after ${formatDuration(settings.waitTimeoutSeconds)}: ${out.reason}`)
+        } finally {
+          pending.delete(key(p))
+        }
+      })
+    )
+  } finally {
+    stop()
+  }
+}
+
+/** Post: every Job gets a TTL at once (running ones the upper bound); waited ones then the exact one. */
+async function post(run: Run): Promise<void> {
+  const { plan, settings, watches, actions, result, outcomes } = run
+  const act = plan.jobs.filter((p) => p.action === 'set-ttl' || p.action === 'wait')
+  // First every Job gets a TTL, so none is left without one if the wait times out or is cancelled.
+  await onQueue(run, act, 'given a TTL', (p) => ttlAction(p, p.ttlSeconds ?? null, actions))
+  const failedJob = (p: { namespace: string; name: string }): void => {
+    const kept = `kept for failure-grace ${formatRetention(settings.failureGraceSeconds)}`
+    if (settings.failOnJobFailure) result.errors.push(`Job ${key(p)} failed; ${kept} so it can be inspected`)
+    else result.warnings.push(`Job ${key(p)} failed (fail-on-job-failure is false); ${kept}`)
+  }
+  // With wait-for-jobs the phase promises "the step fails when a migration failed", also for one
+  // that had already failed when the phase began.
+  if (settings.waitForJobsSeconds > 0) for (const p of act) if (p.status === 'failed' && outcomes.get(key(p))?.result === 'ttl-set') failedJob(p)
+
+  const toWait = act.filter((p) => p.action === 'wait' && outcomes.get(key(p))?.result === 'ttl-set')
+  if (toWait.length === 0) return
+  const limit = settings.waitForJobsSeconds
+  const pending = new Set(toWait.map(key))
+  actions.info(`waiting up to ${formatDuration(limit)} for ${toWait.length} running Job(s): ${someNames(pending)}`)
+  const stop = startProgress(actions.info, () => `${toWait.length - pending.size}/${toWait.length} finished · still running: ${someNames(pending)}`)
+  try {
+    await Promise.all(
+      toWait.map(async (p) => {
+        const out = outcomes.get(key(p)) as JobOutcome
+        out.waited = true
+        try {
+          const job = await watches.waitFor(p, (j) => !stillRunning(j), limit * 1000)
+          const again = job && plan.redecide(job, new Date())
+          if (!again) Object.assign(out, { result: 'gone', reason: 'deleted while it was waited for' })
+          else if (again.action === 'set-ttl') {
+            const exact = await run.queue.add(() => ttlAction(again, again.ttlSeconds ?? null, actions))
+            const which = again.status === 'succeeded' ? 'ttl' : 'failure-grace'
+            const words = again.ttlSeconds === null ? `${which} is never: kept until removed` : `deleted ${which} ${formatRetention(again.ttlSeconds ?? null)} after it finished`
+            Object.assign(out, exact, { waited: true, finishedSecondsAgo: 0, reason: `${again.status} after waiting; ${again.chartTtl ? again.reason : words}` })
+            if (again.status === 'failed' && exact.result === 'ttl-set') failedJob(again)
+          } else Object.assign(out, { status: again.status, reason: `${again.status}: ${again.reason}` })
+        } catch (e) {
+          if (e instanceof WaitTimeout) {
+            result.warnings.push(`Job ${key(p)} was still running after wait-for-jobs ${formatDuration(limit)}; it keeps the upper-bound TTL`)
+            out.reason = `${out.reason}; still running after ${formatDuration(limit)}`
+          } else result.errors.push(`Job ${key(p)} could not be watched: ${apiErrorMessage(e)}; it keeps the upper-bound TTL`)
+        } finally {
+          pending.delete(key(p))
+        }
+      })
+    )
+  } finally {
+    stop()
+  }
+}
+
+/** Outcomes of a run that deletes nothing because of the `blocking` Jobs (key → why). */
+function abandon(plan: Plan, blocking: Map<string, string>): JobOutcome[] {
+  const names = someNames([...blocking.keys()].map((k) => k.split('/')[1]))
+  return plan.jobs.map((p) => {
+    const why = blocking.get(key(p))
+    if (why !== undefined) return outcome(p, 'blocked', why)
+    return outcome(p, 'kept', p.action === 'keep' ? p.reason : `${p.reason} — not deleted, because of ${names}`)
+  })
+}

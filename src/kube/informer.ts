@@ -1,0 +1,222 @@
+// One shared watch of a namespace's Jobs that answers every "is it finished / is it gone"
+// question of a run, as client-go's informer does for the TTL-after-finished controller: it
+// continues from the resourceVersion of the list the plan was made from, with bookmarks, relists
+// on 410 Gone, reconnects after transient failures, and fails every wait at once on a 401/403.
+//
+// Hand-written rather than client-node's ListWatch (makeInformer): that one asks for no
+// bookmarks, stops for good on any error that is not a 410, and caches whole Job objects; this one
+// keeps JobRecords of the Jobs a run waits on only.
+import type { V1Job } from '@kubernetes/client-node'
+import { apiErrorMessage } from './errors.ts'
+import type { JobsClient } from './client.ts'
+import { toJobRecord, type JobRecord } from './job-record.ts'
+import { ClusterUnreachable, DEFAULT_RETRY, isTransient, type RetryPolicy } from './retry.ts'
+
+/** A wait that ran out of time. */
+export class WaitTimeout extends Error {
+  override name = 'WaitTimeout'
+}
+
+/** The watch cannot go on (forbidden, or the cluster unreachable for the whole retry budget). */
+export class WatchFailed extends Error {
+  override name = 'WatchFailed'
+}
+
+interface Waiter {
+  done: (job: JobRecord | undefined) => boolean
+  resolve: (job: JobRecord | undefined) => void
+  reject: (e: Error) => void
+  timer: NodeJS.Timeout
+}
+
+interface Tracked {
+  uid: string
+  /** The last state seen; undefined once the Job (with this uid) is gone. */
+  job: JobRecord | undefined
+  waiters: Set<Waiter>
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
+const codeOf = (e: unknown): number | undefined => {
+  const c = (e as { statusCode?: unknown; code?: unknown } | null)?.statusCode ?? (e as { code?: unknown } | null)?.code
+  return typeof c === 'number' ? c : undefined
+}
+
+export class JobInformer {
+  private readonly tracked = new Map<string, Tracked>()
+  private connection: { abort(): void } | undefined
+  private running = false
+  private stopped = false
+  private failure: Error | undefined
+  private failingSince: number | undefined
+  private reconnects = 0
+
+  private readonly client: JobsClient
+  readonly namespace: string
+  private resourceVersion: string
+  private readonly retry: RetryPolicy
+
+  /** `resourceVersion`: where the plan's list left off ('' lists first). */
+  constructor(client: JobsClient, namespace: string, resourceVersion: string, retry: RetryPolicy = DEFAULT_RETRY) {
+    this.client = client
+    this.namespace = namespace
+    this.resourceVersion = resourceVersion
+    this.retry = retry
+  }
+
+  /** Follows the Job from its last known state (the plan's), so no change after that is missed. */
+  track(job: JobRecord): void {
+    const name = job.metadata?.name ?? ''
+    if (!this.tracked.has(name)) this.tracked.set(name, { uid: job.metadata?.uid ?? '', job, waiters: new Set() })
+  }
+
+  /** The last state seen of a tracked Job (undefined: gone). */
+  current(name: string): JobRecord | undefined {
+    return this.tracked.get(name)?.job
+  }
+
+  /**
+   * Resolves with the Job's state once `done` holds for it (undefined: it is gone, or another Job
+   * took its name); rejects with WaitTimeout after `timeoutMs`, or WatchFailed.
+   */
+  waitFor(job: JobRecord, done: (job: JobRecord | undefined) => boolean, timeoutMs: number): Promise<JobRecord | undefined> {
+    this.track(job)
+    const t = this.tracked.get(job.metadata?.name ?? '') as Tracked
+    if (done(t.job)) return Promise.resolve(t.job)
+    if (this.failure) return Promise.reject(this.failure)
+    this.start()
+    return new Promise((resolve, reject) => {
+      const waiter: Waiter = {
+        done,
+        resolve,
+        reject,
+        timer: setTimeout(() => {
+          t.waiters.delete(waiter)
+          reject(new WaitTimeout(`timed out waiting for Job ${this.namespace}/${job.metadata?.name}`))
+        }, timeoutMs)
+      }
+      t.waiters.add(waiter)
+    })
+  }
+
+  stop(): void {
+    this.stopped = true
+    this.connection?.abort()
+    this.connection = undefined
+    for (const t of this.tracked.values()) for (const w of t.waiters) clearTimeout(w.timer)
+  }
+
+  private start(): void {
+    if (this.running || this.stopped) return
+    this.running = true
+    void this.connect()
+  }
+
+  private async connect(): Promise<void> {
+    while (!this.stopped && !this.failure) {
+      try {
+        if (!this.resourceVersion) await this.relist()
+        const ended = new Promise<unknown>((resolve) => {
+          void this.client
+            .watchJobs(this.namespace, this.resourceVersion, (type, object) => this.onEvent(type, object), resolve)
+            .then((c) => {
+              this.connection = c
+              if (this.stopped) c.abort()
+            }, resolve)
+        })
+        const error = await ended
+        this.connection = undefined
+        if (this.stopped) return
+        await this.afterWatch(error)
+      } catch (e) {
+        if (this.stopped) return
+        await this.afterWatch(e)
+      }
+    }
+  }
+
+  /** Decides, after a watch ended, whether and when to watch again. */
+  private async afterWatch(error: unknown): Promise<void> {
+    const code = codeOf(error)
+    if (code === 410) {
+      this.resourceVersion = '' // too old: relist, then watch from the new list
+      return
+    }
+    const clientTimeout = (error as { name?: string } | null)?.name === 'TimeoutError'
+    if (!error || clientTimeout) {
+      // The server ended a healthy watch (its timeout), or nothing came for a while: go on at once,
+      // unless it keeps ending at once (a proxy cutting streams): then not in a tight loop.
+      this.reconnects++
+      if (this.reconnects > 3) await sleep(Math.min(1000 * (this.reconnects - 3), 5000))
+      return
+    }
+    if (code !== undefined && !isTransient(error)) {
+      this.fail(
+        new WatchFailed(
+          `cannot watch Jobs in namespace ${this.namespace}: ${code} ${apiErrorMessage(error)}${code === 403 ? " (the credentials lack 'watch' on jobs.batch)" : ''}`
+        )
+      )
+      return
+    }
+    this.failingSince ??= Date.now()
+    const failing = Date.now() - this.failingSince
+    if (failing > this.retry.budgetMs) {
+      this.fail(
+        new ClusterUnreachable(
+          `cluster unreachable: the watch of Jobs in namespace ${this.namespace} kept failing for ${Math.round(failing / 1000)}s (last: ${apiErrorMessage(error)})`
+        )
+      )
+      return
+    }
+    this.reconnects++
+    await sleep(Math.random() * Math.min(this.retry.maxDelayMs, this.retry.baseDelayMs * 2 ** Math.min(this.reconnects, 10)))
+  }
+
+  private async relist(): Promise<void> {
+    const listing = await this.client.listJobs(this.namespace)
+    const byName = new Map(listing.jobs.map((j) => [j.metadata?.name ?? '', j]))
+    for (const [name, t] of this.tracked) this.update(t, byName.get(name))
+    this.resourceVersion = listing.resourceVersion
+  }
+
+  private onEvent(type: string, object: Record<string, unknown>): void {
+    if (type === 'ERROR') {
+      // A Status inside the stream: 410 Gone means the resourceVersion is too old.
+      if ((object as { code?: number }).code === 410) this.resourceVersion = ''
+      return
+    }
+    this.failingSince = undefined
+    this.reconnects = 0
+    const metadata = (object.metadata ?? {}) as { name?: string; resourceVersion?: string }
+    if (metadata.resourceVersion) this.resourceVersion = metadata.resourceVersion
+    if (type === 'BOOKMARK') return
+    const t = this.tracked.get(metadata.name ?? '')
+    if (!t) return
+    const job = toJobRecord(object as V1Job)
+    if (type === 'DELETED') {
+      if (job.metadata?.uid === t.uid) this.update(t, undefined)
+    } else this.update(t, job)
+  }
+
+  private update(t: Tracked, job: JobRecord | undefined): void {
+    // Another Job with the same name means the tracked one is gone.
+    t.job = job?.metadata?.uid === t.uid ? job : undefined
+    for (const w of [...t.waiters]) {
+      if (!w.done(t.job)) continue
+      clearTimeout(w.timer)
+      t.waiters.delete(w)
+      w.resolve(t.job)
+    }
+  }
+
+  private fail(e: Error): void {
+    this.failure = e
+    for (const t of this.tracked.values()) {
+      for (const w of t.waiters) {
+        clearTimeout(w.timer)
+        w.reject(e)
+      }
+      t.waiters.clear()
+    }
+  }
+}

@@ -1,0 +1,93 @@
+// Retrying what is transient, as client-go's rest client does: 429 (honouring Retry-After), 5xx,
+// refused or reset connections and timeouts are retried with exponential backoff and full jitter,
+// within a total budget; every other answer (400, 403, 404, 409, 422…) is final at once.
+//
+// Hand-written rather than p-retry: the delay must come from the server's Retry-After when it sends
+// one, and an exhausted budget must say "cluster unreachable" in words, which p-retry leaves to us.
+import { apiErrorMessage, statusCode } from './errors.ts'
+
+/** How long and how often a request is retried. */
+export interface RetryPolicy {
+  /** Total time one request may spend retrying, in milliseconds (documented: 60 s). */
+  budgetMs: number
+  /** First backoff delay, doubled on each attempt up to maxDelayMs. */
+  baseDelayMs: number
+  maxDelayMs: number
+}
+
+export const DEFAULT_RETRY: RetryPolicy = { budgetMs: 60_000, baseDelayMs: 250, maxDelayMs: 8_000 }
+
+/** The API server could not be reached (or kept failing) for the whole retry budget. */
+export class ClusterUnreachable extends Error {
+  override name = 'ClusterUnreachable'
+}
+
+// Connection-level failures: the request may not have reached the server, or its answer was lost.
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT'
+])
+
+/** The network error code (ECONNREFUSED…) anywhere in an error's cause chain, if any. */
+export function networkCode(e: unknown): string | undefined {
+  for (let cur = e, depth = 0; cur && depth < 5; cur = (cur as { cause?: unknown }).cause, depth++) {
+    const code = (cur as { code?: unknown }).code
+    if (typeof code === 'string' && NETWORK_CODES.has(code)) return code
+    const name = (cur as { name?: unknown }).name
+    if (name === 'TimeoutError' || name === 'AbortError') return 'timeout'
+  }
+  return undefined
+}
+
+/** Whether trying the same request again may succeed. */
+export function isTransient(e: unknown): boolean {
+  const code = statusCode(e) ?? (e as { statusCode?: unknown } | undefined)?.statusCode
+  if (typeof code === 'number') return code === 429 || (code >= 500 && code !== 501)
+  return networkCode(e) !== undefined
+}
+
+/** The server's Retry-After, in milliseconds, when it sent one (seconds form). */
+export function retryAfterMs(e: unknown): number | undefined {
+  const headers = (e as { headers?: Record<string, string> } | undefined)?.headers
+  const value = headers?.['retry-after'] ?? headers?.['Retry-After']
+  const seconds = value === undefined ? NaN : Number(value)
+  return Number.isFinite(seconds) && seconds >= 0 ? Math.min(seconds, 60) * 1000 : undefined
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
+
+/**
+ * Runs `attempt` until it succeeds, fails for good, or the budget is spent. `attempt` gets the
+ * number of earlier failed attempts (a retried DELETE that finds the Job gone was probably ours).
+ */
+export async function withRetry<T>(what: string, attempt: (retries: number) => Promise<T>, policy: RetryPolicy = DEFAULT_RETRY): Promise<T> {
+  const started = Date.now()
+  for (let retries = 0; ; retries++) {
+    try {
+      return await attempt(retries)
+    } catch (e) {
+      if (!isTransient(e)) throw e
+      const spent = Date.now() - started
+      const backoff = Math.random() * Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** retries)
+      const delay = retryAfterMs(e) ?? backoff
+      if (spent + delay > policy.budgetMs) {
+        const why = statusCode(e) === undefined ? (networkCode(e) ?? apiErrorMessage(e)) : `${statusCode(e)} ${apiErrorMessage(e)}`
+        throw new ClusterUnreachable(
+          `cluster unreachable: ${what} kept failing for ${Math.round(spent / 1000)}s over ${retries + 1} attempt(s) (last: ${why})`,
+          { cause: e }
+        )
+      }
+      await sleep(delay)
+    }
+  }
+}
