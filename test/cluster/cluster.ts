@@ -8,12 +8,12 @@
 import { execFileSync } from 'node:child_process'
 import { generateKeyPairSync, randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { request } from 'node:https'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { BatchV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node'
 import { freePort, isAlive, logTail, startProcess, stopProcesses, waitFor } from './processes.ts'
 import { FAKE_NODE_NAME, fakeNode, kwokConfig } from './kwok.ts'
+import { apiServerCertFile, apiServerPid, apiServerCommand, httpsOk, startApiServer, waitForApiServer } from './apiserver.ts'
 
 const here = dirname(fileURLToPath(import.meta.url))
 
@@ -60,18 +60,6 @@ function writeKubeconfig(path: string, server: string, caFile: string, token: st
     'current-context': 'job-sweeper-local'
   }
   writeFileSync(path, JSON.stringify(config, null, 2), { mode: 0o600 })
-}
-
-function httpsOk(url: string, caFile: string, token?: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const req = request(url, { ca: readFileSync(caFile), headers: token ? { Authorization: `Bearer ${token}` } : {}, timeout: 2000 }, (res) => {
-      res.resume()
-      resolve(res.statusCode === 200)
-    })
-    req.on('error', () => resolve(false))
-    req.on('timeout', () => req.destroy())
-    req.end()
-  })
 }
 
 async function httpOk(url: string): Promise<boolean> {
@@ -123,46 +111,13 @@ export async function startCluster(dir: string, log: (line: string) => void = ()
     writeFileSync(join(pki, 'sa.key'), sa.privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 })
     writeFileSync(join(pki, 'sa.pub'), sa.publicKey.export({ type: 'spki', format: 'pem' }))
     const server = `https://127.0.0.1:${apiPort}`
-    startProcess(dir, '2-kube-apiserver', join(bin, 'kube-apiserver'), [
-      `--etcd-servers=${etcdUrl}`,
-      `--cert-dir=${pki}`, // self-signed serving certificate for 127.0.0.1, generated at start
-      `--secure-port=${apiPort}`,
-      '--bind-address=127.0.0.1',
-      '--advertise-address=127.0.0.1',
-      // The `kubernetes` Service's endpoints cannot be a loopback address; nothing here needs it.
-      '--endpoint-reconciler-type=none',
-      '--service-cluster-ip-range=10.0.0.0/24',
-      '--authorization-mode=RBAC',
-      `--token-auth-file=${join(pki, 'tokens.csv')}`,
-      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-      `--service-account-key-file=${join(pki, 'sa.pub')}`,
-      `--service-account-signing-key-file=${join(pki, 'sa.key')}`,
-      // No serviceaccount controllers run, so no namespace gets a `default` ServiceAccount.
-      // TaintNodesByCondition would taint the new node not-ready, and only the node-lifecycle
-      // controller (not run here) lifts that taint.
-      '--disable-admission-plugins=ServiceAccount,TaintNodesByCondition',
-      // kwok serves pod logs on the fake node's kubelet port with a self-signed certificate.
-      '--kubelet-preferred-address-types=InternalIP',
-      '--allow-privileged=true'
-    ])
+    startApiServer(dir, apiServerCommand({ bin, pki, etcdUrl, port: apiPort }))
     step('kube-apiserver started')
-    const caFile = join(pki, 'apiserver.crt')
-    await waitFor(
-      'kube-apiserver certificate',
-      async () => existsSync(caFile),
-      60_000,
-      () => logTail(dir, '2-kube-apiserver')
-    )
-    await waitFor(
-      'kube-apiserver /readyz',
-      () => httpsOk(`${server}/readyz`, caFile, token),
-      90_000,
-      () => logTail(dir, '2-kube-apiserver')
-    )
+    await waitForApiServer(dir, server)
     step('kube-apiserver ready')
 
     const kubeconfig = join(dir, 'kubeconfig')
-    writeKubeconfig(kubeconfig, server, caFile, token)
+    writeKubeconfig(kubeconfig, server, apiServerCertFile(dir), token)
     const common = [`--kubeconfig=${kubeconfig}`, '--leader-elect=false', '--bind-address=127.0.0.1', '--secure-port=0']
     startProcess(dir, '3-kube-controller-manager', join(bin, 'kube-controller-manager'), [
       ...common,
@@ -246,13 +201,12 @@ export async function runningCluster(dir: string): Promise<Cluster | undefined> 
   const file = join(dir, 'cluster.json')
   if (!existsSync(file)) return undefined
   const cluster = JSON.parse(readFileSync(file, 'utf8')) as Cluster
-  const pidFile = join(dir, 'pids', '2-kube-apiserver')
-  const pid = existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8')) : 0
+  const pid = apiServerPid(dir)
   if (!pid || !isAlive(pid)) return undefined
   const kc = new KubeConfig()
   kc.loadFromFile(cluster.kubeconfig)
   const token = kc.getCurrentUser()?.token
-  return (await httpsOk(`${cluster.server}/readyz`, join(dir, 'pki', 'apiserver.crt'), token)) ? cluster : undefined
+  return (await httpsOk(`${cluster.server}/readyz`, apiServerCertFile(dir), token)) ? cluster : undefined
 }
 
 /** Stops every process of the cluster in `dir`; returns what it stopped. */

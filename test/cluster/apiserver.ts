@@ -1,0 +1,106 @@
+// kube-apiserver's part of the local cluster: its flags, recorded in the cluster directory so
+// that a fault test can SIGKILL it mid-run and start it again exactly as it was — same binary,
+// same flags, same port and the same serving certificate (kept in <dir>/pki once generated), so
+// every client reconnects to the same URL with its unchanged kubeconfig. etcd keeps the data,
+// and the controllers, scheduler and kwok reconnect by themselves.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { request } from 'node:https'
+import { join } from 'node:path'
+import { logTail, startProcess, waitFor } from './processes.ts'
+
+/** The process name under <dir>/pids and <dir>/logs. */
+export const API_SERVER = '2-kube-apiserver'
+
+/** How kube-apiserver was started, as recorded in `<dir>/kube-apiserver.json` (no secrets). */
+export interface ApiServerCommand {
+  /** Absolute path of the kube-apiserver binary. */
+  command: string
+  /** Its flags, in order. */
+  args: string[]
+}
+
+/** What the flags are made of; everything else is fixed for a local, loopback-only cluster. */
+export interface ApiServerOptions {
+  bin: string
+  pki: string
+  etcdUrl: string
+  port: number
+}
+
+/** The flags of the local cluster's kube-apiserver. */
+export function apiServerCommand({ bin, pki, etcdUrl, port }: ApiServerOptions): ApiServerCommand {
+  return {
+    command: join(bin, 'kube-apiserver'),
+    args: [
+      `--etcd-servers=${etcdUrl}`,
+      // Self-signed serving certificate for 127.0.0.1, generated at the first start and reused by
+      // every later start (kube-apiserver only generates one when the files are missing).
+      `--cert-dir=${pki}`,
+      `--secure-port=${port}`,
+      '--bind-address=127.0.0.1',
+      '--advertise-address=127.0.0.1',
+      // The `kubernetes` Service's endpoints cannot be a loopback address; nothing here needs it.
+      '--endpoint-reconciler-type=none',
+      '--service-cluster-ip-range=10.0.0.0/24',
+      '--authorization-mode=RBAC',
+      `--token-auth-file=${join(pki, 'tokens.csv')}`,
+      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+      `--service-account-key-file=${join(pki, 'sa.pub')}`,
+      `--service-account-signing-key-file=${join(pki, 'sa.key')}`,
+      // No serviceaccount controllers run, so no namespace gets a `default` ServiceAccount.
+      // TaintNodesByCondition would taint the new node not-ready, and only the node-lifecycle
+      // controller (not run here) lifts that taint.
+      '--disable-admission-plugins=ServiceAccount,TaintNodesByCondition',
+      // kwok serves pod logs on the fake node's kubelet port with a self-signed certificate.
+      '--kubelet-preferred-address-types=InternalIP',
+      '--allow-privileged=true'
+    ]
+  }
+}
+
+const commandFile = (dir: string): string => join(dir, 'kube-apiserver.json')
+const pidFile = (dir: string): string => join(dir, 'pids', API_SERVER)
+
+/** Starts kube-apiserver with `command`, recording it for later restarts; returns its pid. */
+export function startApiServer(dir: string, command: ApiServerCommand): number {
+  writeFileSync(commandFile(dir), JSON.stringify(command, null, 2))
+  return startProcess(dir, API_SERVER, command.command, command.args)
+}
+
+/** The serving certificate (also the CA every kubeconfig of the cluster trusts). */
+export const apiServerCertFile = (dir: string): string => join(dir, 'pki', 'apiserver.crt')
+
+/** The admin token, from the token file kube-apiserver reads (never logged). */
+export function adminToken(dir: string): string {
+  const token = readFileSync(join(dir, 'pki', 'tokens.csv'), 'utf8').split(',')[0]
+  if (!token) throw new Error(`no token in ${join(dir, 'pki', 'tokens.csv')}`)
+  return token
+}
+
+/** True when `url` answers 200 over TLS verified against `caFile`. */
+export function httpsOk(url: string, caFile: string, token?: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = request(url, { ca: readFileSync(caFile), headers: token ? { Authorization: `Bearer ${token}` } : {}, timeout: 2000 }, (res) => {
+      res.resume()
+      resolve(res.statusCode === 200)
+    })
+    req.on('error', () => resolve(false))
+    req.on('timeout', () => req.destroy())
+    req.end()
+  })
+}
+
+/** Waits for the serving certificate to exist and /readyz to answer 200. */
+export async function waitForApiServer(dir: string, server: string, timeoutMs = 90_000): Promise<void> {
+  const caFile = apiServerCertFile(dir)
+  const tail = (): string => logTail(dir, API_SERVER)
+  await waitFor('kube-apiserver certificate', async () => existsSync(caFile), 60_000, tail)
+  await waitFor('kube-apiserver /readyz', () => httpsOk(`${server}/readyz`, caFile, adminToken(dir)), timeoutMs, tail)
+}
+
+/** The pid recorded for kube-apiserver, or 0 when there is none. */
+export function apiServerPid(dir: string): number {
+  const file = pidFile(dir)
+  const pid = existsSync(file) ? Number(readFileSync(file, 'utf8')) : 0
+  return Number.isInteger(pid) && pid > 0 ? pid : 0
+}
