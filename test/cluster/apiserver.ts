@@ -6,7 +6,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { request } from 'node:https'
 import { join } from 'node:path'
-import { logTail, startProcess, waitFor } from './processes.ts'
+import { isAlive, logTail, startProcess, waitFor } from './processes.ts'
 
 /** The process name under <dir>/pids and <dir>/logs. */
 export const API_SERVER = '2-kube-apiserver'
@@ -103,4 +103,52 @@ export function apiServerPid(dir: string): number {
   const file = pidFile(dir)
   const pid = existsSync(file) ? Number(readFileSync(file, 'utf8')) : 0
   return Number.isInteger(pid) && pid > 0 ? pid : 0
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
+
+/**
+ * SIGKILLs the cluster's kube-apiserver — only that process, by its recorded pid (it runs in
+ * its own process group) — and waits until it is gone, so its port refuses connections.
+ */
+export async function killApiServer(cluster: { dir: string }): Promise<void> {
+  const pid = apiServerPid(cluster.dir)
+  if (!pid || !isAlive(pid)) throw new Error(`kube-apiserver of the cluster in ${cluster.dir} is not running`)
+  process.kill(pid, 'SIGKILL')
+  const deadline = Date.now() + 10_000
+  while (isAlive(pid)) {
+    if (Date.now() > deadline) throw new Error(`kube-apiserver (pid ${pid}) still alive 10s after SIGKILL`)
+    await sleep(20)
+  }
+}
+
+/**
+ * Starts the cluster's kube-apiserver again with its recorded binary and flags (same port, same
+ * certificate) and waits for /readyz. Fails if one is still running.
+ */
+export async function startApiServerAgain(cluster: { dir: string; server: string }, timeoutMs = 90_000): Promise<void> {
+  const pid = apiServerPid(cluster.dir)
+  if (pid && isAlive(pid)) throw new Error(`kube-apiserver of the cluster in ${cluster.dir} is still running (pid ${pid})`)
+  if (!existsSync(commandFile(cluster.dir))) throw new Error(`${commandFile(cluster.dir)} is missing: the cluster was started before flags were recorded`)
+  const command = JSON.parse(readFileSync(commandFile(cluster.dir), 'utf8')) as ApiServerCommand
+  startApiServer(cluster.dir, command)
+  await waitForApiServer(cluster.dir, cluster.server, timeoutMs)
+}
+
+/** How long a restart took, as a client would experience it. */
+export interface ApiServerRestart {
+  /** From the SIGKILL to the new process's start. */
+  downMs: number
+  /** From the SIGKILL until /readyz answered again. */
+  unavailableMs: number
+}
+
+/** Kills kube-apiserver, keeps it down for `downMs`, then starts it again and waits until ready. */
+export async function restartApiServer(cluster: { dir: string; server: string }, downMs: number): Promise<ApiServerRestart> {
+  const killed = Date.now()
+  await killApiServer(cluster)
+  await sleep(Math.max(0, downMs - (Date.now() - killed)))
+  const started = Date.now()
+  await startApiServerAgain(cluster)
+  return { downMs: started - killed, unavailableMs: Date.now() - killed }
 }
