@@ -8,10 +8,13 @@ import { adminToken, apiServerCertFile } from './cluster/apiserver.ts'
 import { batchApi, coreApi, createJob, createNamespace, deleteNamespace, eventually, getJob, jobManifest, testCluster } from './cluster/testenv.ts'
 import { startFaultProxy, type FaultProxy } from './faults/proxy.ts'
 import { networkErrorCode, rejectionOf, runAsync } from './faults/observe.ts'
+import { routeOf } from './faults/requests.ts'
 
 let ns: string
 let proxy: FaultProxy
 let viaProxy: { batch: BatchV1Api; core: CoreV1Api }
+/** A finished pod with a log, from the pass-through test. */
+let logPod: string
 
 beforeAll(async () => {
   ns = await createNamespace('faults')
@@ -25,7 +28,7 @@ afterAll(async () => {
 })
 afterEach(async () => {
   proxy.clearRules()
-  proxy.resetCounts()
+  proxy.requests.reset()
   await proxy.resume()
 })
 
@@ -65,8 +68,8 @@ describe('without faults the proxy passes everything through', () => {
     const created = await viaProxy.batch.createNamespacedJob({ namespace: ns, body: jobManifest({ name: 'via-proxy', namespace: ns }) })
     const direct = await getJob(ns, 'via-proxy')
     expect(direct?.metadata?.uid).toBe(created.metadata?.uid)
-    expect(proxy.count({ method: 'POST', path: `/apis/batch/v1/namespaces/${ns}/jobs` })).toBe(1)
-    expect(proxy.requests.every((r) => r.fault === undefined)).toBe(true)
+    expect(proxy.requests.count({ method: 'POST', path: `/apis/batch/v1/namespaces/${ns}/jobs` })).toBe(1)
+    expect(proxy.requests.all.every((r) => r.fault === undefined)).toBe(true)
   })
 
   test("a pod's log read through the proxy, by client-node and by kubectl, is the log the API server serves", async () => {
@@ -77,12 +80,23 @@ describe('without faults the proxy passes everything through', () => {
       (list) => list.items[0]?.status?.phase === 'Succeeded'
     )
     const pod = pods.items[0].metadata?.name ?? ''
+    logPod = pod
     const direct = await coreApi().readNamespacedPodLog({ name: pod, namespace: ns })
     expect(direct).toContain('migrate: applying 0042_add_tuples_index')
     expect(await viaProxy.core.readNamespacedPodLog({ name: pod, namespace: ns })).toBe(direct)
     const cli = await kubectl('logs', '-n', ns, pod)
     expect(cli).toMatchObject({ code: 0, stdout: direct })
-    expect(proxy.count({ method: 'GET', path: `/api/v1/namespaces/${ns}/pods/${pod}/log` })).toBe(2)
+    expect(proxy.requests.count({ method: 'GET', path: `/api/v1/namespaces/${ns}/pods/${pod}/log` })).toBe(2)
+  })
+
+  test('a pod log cut after 40 bytes: the client gets exactly those bytes, and client-node rejects the read', async () => {
+    const direct = await coreApi().readNamespacedPodLog({ name: logPod, namespace: ns })
+    const logPath = `/api/v1/namespaces/${ns}/pods/${logPod}/log`
+    proxy.addRule({ path: logPath, fault: { kind: 'cut', afterBytes: 40 } })
+    const got = await rawGet(logPath)
+    expect(got.body.toString('utf8')).toBe(direct.slice(0, 40))
+    expect(got.error).toBeDefined()
+    await expect(viaProxy.core.readNamespacedPodLog({ name: logPod, namespace: ns })).rejects.toThrow()
   })
 
   test('a watch through the proxy delivers ADDED, MODIFIED and DELETED', async () => {
@@ -133,7 +147,7 @@ describe('faults reach real clients as such', () => {
     expect(JSON.parse(e.body)).toMatchObject({ kind: 'Status', reason: 'TooManyRequests', code: 429, details: { retryAfterSeconds: 2 } })
     await expect(readThroughProxy('target')).resolves.toMatchObject({ metadata: { name: 'target' } })
     expect(rule.fired).toBe(1)
-    expect(proxy.count({ method: 'GET', path: jobPath('target') })).toBe(2)
+    expect(proxy.requests.count({ method: 'GET', path: jobPath('target') })).toBe(2)
   })
 
   test('429 with Retry-After: kubectl (client-go) waits as told and retries, so it succeeds on the second request', async () => {
@@ -142,7 +156,7 @@ describe('faults reach real clients as such', () => {
     const result = await kubectl('get', 'job', '-n', ns, 'target', '-o', 'name')
     expect(result).toMatchObject({ code: 0, stdout: 'job.batch/target\n' })
     expect(Date.now() - started).toBeGreaterThanOrEqual(1000)
-    expect(proxy.requests.filter((r) => r.path === jobPath('target')).map((r) => r.status)).toEqual([429, 200])
+    expect(proxy.requests.all.filter((r) => r.path === jobPath('target')).map((r) => r.status)).toEqual([429, 200])
   })
 
   test.each([500, 503])('%i: client-node gets the code and a Kubernetes Status body', async (code) => {
@@ -260,15 +274,43 @@ describe('faults reach real clients as such', () => {
     expect(await outcomesWithSeed(8)).not.toEqual(first)
   })
 
-  test('request counts by method and path pattern', async () => {
+  test('request counts by method and path pattern, and by route', async () => {
     for (let i = 0; i < 3; i++) await readThroughProxy('target')
     await viaProxy.batch.listNamespacedJob({ namespace: ns })
     await viaProxy.batch.listNamespacedJob({ namespace: ns, labelSelector: 'a=b' })
-    expect(proxy.count()).toBe(5)
-    expect(proxy.count({ method: 'GET', path: /\/jobs\/[^/]+$/ })).toBe(3)
-    expect(proxy.count({ path: /\/jobs$/ })).toBe(2)
-    expect(proxy.count({ path: /\/jobs$/, query: { labelSelector: 'a=b' } })).toBe(1)
-    expect(proxy.count({ method: 'DELETE' })).toBe(0)
+    expect(proxy.requests.count()).toBe(5)
+    expect(proxy.requests.count({ method: 'GET', path: /\/jobs\/[^/]+$/ })).toBe(3)
+    expect(proxy.requests.count({ path: /\/jobs$/ })).toBe(2)
+    expect(proxy.requests.count({ path: /\/jobs$/, query: { labelSelector: 'a=b' } })).toBe(1)
+    expect(proxy.requests.count({ method: 'DELETE' })).toBe(0)
+    expect(proxy.requests.countByRoute()).toEqual([
+      ['GET /apis/batch/v1/namespaces/{namespace}/jobs/{name}', 3],
+      ['GET /apis/batch/v1/namespaces/{namespace}/jobs', 2]
+    ])
+  })
+
+  test.each([
+    ['GET', '/api/v1/namespaces/ns-1/pods/p-1/log', 'GET /api/v1/namespaces/{namespace}/pods/{name}/log'],
+    ['GET', '/api/v1/namespaces/ns-1', 'GET /api/v1/namespaces/{name}'],
+    ['LIST', '/apis/batch/v1/jobs', 'LIST /apis/batch/v1/jobs'],
+    ['delete', '/apis/coordination.k8s.io/v1/namespaces/a/leases/b', 'DELETE /apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/{name}'],
+    ['GET', '/readyz', 'GET /readyz']
+  ])('route of %s %s is %s', (method, path, route) => {
+    expect(routeOf(method, path)).toBe(route)
+  })
+
+  test('waitFor resolves when the n-th matching request arrives, and says how many came when it times out', async () => {
+    const twoReads = proxy.requests.waitFor({ method: 'GET', path: jobPath('target') }, 2)
+    let resolved = false
+    void twoReads.then(() => (resolved = true))
+    await readThroughProxy('target')
+    await new Promise((r) => setTimeout(r, 50))
+    expect(resolved).toBe(false)
+    await readThroughProxy('target')
+    await twoReads
+    await expect(proxy.requests.waitFor({ method: 'DELETE' }, 1, 200)).rejects.toThrow(
+      'timed out after 0.2s waiting for 1 requests like DELETE any path; 0 arrived'
+    )
   })
 })
 

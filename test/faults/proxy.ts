@@ -22,23 +22,13 @@ import { join } from 'node:path'
 import { createSecureContext, type SecureContext, TLSSocket } from 'node:tls'
 import { KubeConfig } from '@kubernetes/client-node'
 import { StreamCutter } from './cut.ts'
+import { RequestLog, type ProxiedRequest } from './requests.ts'
 import { answerHeaders, withoutHopByHop } from './headers.ts'
 import { writeProxyKubeconfig } from './kubeconfig.ts'
-import { ActiveRule, matches, seededRandom, statusBody, type Fault, type FaultRule, type RequestKey, type RequestMatch, type RuleHandle } from './rules.ts'
+import { ActiveRule, seededRandom, statusBody, type Fault, type FaultRule, type RequestKey, type RuleHandle } from './rules.ts'
 
 export type { Fault, FaultRule, RequestMatch, RuleHandle } from './rules.ts'
-
-/** One request the proxy received, and what became of it. */
-export interface ProxiedRequest {
-  method: string
-  path: string
-  /** The query string without '?', as sent. */
-  query: string
-  /** The fault applied to it, if any. */
-  fault?: Fault['kind']
-  /** The HTTP status the client got (undefined if it got none: reset, or still waiting). */
-  status?: number
-}
+export type { ProxiedRequest, RequestLog } from './requests.ts'
 
 /** How a paused proxy looks to clients. */
 export type PauseMode =
@@ -61,8 +51,8 @@ export class FaultProxy {
   readonly url: string
   /** A kubeconfig (mode 0600, in a private temp dir) like the cluster's, but pointing here. */
   readonly kubeconfig: string
-  /** Every request received, in order. */
-  readonly requests: ProxiedRequest[] = []
+  /** Every request received, with counts by pattern and by route. */
+  readonly requests = new RequestLog()
 
   private readonly rules: ActiveRule[] = []
   private readonly random: () => number
@@ -89,7 +79,7 @@ export class FaultProxy {
     this.random = init.seed === undefined ? Math.random : seededRandom(init.seed)
     this.agent = new Agent({ keepAlive: true, ca: init.cert })
     this.secureContext = createSecureContext({ cert: init.cert, key: init.key })
-    this.http = createHttpServer((req, res) => void this.handle(req, res))
+    this.http = createHttpServer((req, res) => this.handle(req, res).catch(() => req.socket.destroy()))
     this.http.on('upgrade', (_req, socket: Socket) => socket.destroy())
     this.listener.on('connection', (raw) => this.accept(raw))
   }
@@ -105,16 +95,6 @@ export class FaultProxy {
   clearRules(): void {
     for (const rule of this.rules) rule.remove()
     this.rules.length = 0
-  }
-
-  /** How many requests matched `match` (all requests when omitted), faulted ones included. */
-  count(match: RequestMatch = {}): number {
-    return this.requests.filter((r) => matches(match, { method: r.method, path: r.path, query: new URLSearchParams(r.query) })).length
-  }
-
-  /** Forgets the requests counted so far. */
-  resetCounts(): void {
-    this.requests.length = 0
   }
 
   /** A client-node KubeConfig for the proxy. */
@@ -180,7 +160,7 @@ export class FaultProxy {
     const url = new URL(req.url ?? '/', 'https://proxy.invalid')
     const key: RequestKey = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams }
     const entry: ProxiedRequest = { method: key.method, path: key.path, query: url.search.slice(1) }
-    this.requests.push(entry)
+    this.requests.record(entry)
     const fault = this.rules.find((rule) => rule.fires(key, this.random))?.rule.fault
     if (fault) entry.fault = fault.kind
 
@@ -239,17 +219,22 @@ export class FaultProxy {
         return
       }
       const cutter = new StreamCutter(fault)
+      let done = false
       answer.on('data', (chunk: Buffer) => {
+        if (done) return
         const { pass, cut } = cutter.take(chunk)
         if (!cut) {
           if (!res.write(pass)) answer.pause()
           return
         }
+        done = true
         answer.destroy()
         this.cut(req, res, pass, fault.how ?? 'close')
       })
       res.on('drain', () => answer.resume())
-      answer.on('end', () => res.end())
+      // An 'end' already queued when the cut destroyed the answer must not end the response
+      // cleanly; a body shorter than the cut point arrives whole.
+      answer.on('end', () => done || res.end())
     })
     req.pipe(upstream)
   }

@@ -99,6 +99,12 @@ export function matches(match: RequestMatch, req: RequestKey): boolean {
   return true
 }
 
+/** A match in words, for error messages. */
+export function describeMatch(match: RequestMatch): string {
+  const query = Object.entries(match.query ?? {}).map(([k, v]) => `${k}=${String(v)}`)
+  return `${match.method ?? 'any method'} ${match.path ?? 'any path'}${query.length ? `?${query.join('&')}` : ''}`
+}
+
 /** A rule's state inside the proxy. */
 export class ActiveRule implements RuleHandle {
   matched = 0
