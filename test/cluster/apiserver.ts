@@ -1,17 +1,19 @@
-// kube-apiserver's part of the local cluster: its flags, recorded in the cluster directory so
-// that a fault test can SIGKILL it mid-run and start it again exactly as it was — same binary,
-// same flags, same port and the same serving certificate (kept in <dir>/pki once generated), so
-// every client reconnects to the same URL with its unchanged kubeconfig. etcd keeps the data,
-// and the controllers, scheduler and kwok reconnect by themselves.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+// kube-apiserver's part of the local cluster: its flags, its readiness, and what fault tests do
+// to it — SIGKILL mid-run, then a start exactly as it was (the command every process records in
+// <dir>/commands): same binary, same flags, same port and the same serving certificate (kept in
+// <dir>/pki once generated), so clients reconnect to the same URL with an unchanged kubeconfig.
+// etcd keeps the data. The controllers, scheduler and kwok reconnect by themselves, but with
+// client-go's backoff, which grows with each restart that comes within 2 minutes of the last
+// (seconds after the first, a minute or more after the third): see restartControllers().
+import { existsSync, readFileSync } from 'node:fs'
 import { request } from 'node:https'
 import { join } from 'node:path'
-import { isAlive, logTail, startProcess, waitFor } from './processes.ts'
+import { isAlive, logTail, recordedPid, startProcess, startProcessAgain, waitFor } from './processes.ts'
 
 /** The process name under <dir>/pids and <dir>/logs. */
 export const API_SERVER = '2-kube-apiserver'
 
-/** How kube-apiserver was started, as recorded in `<dir>/kube-apiserver.json` (no secrets). */
+/** kube-apiserver's binary and flags. */
 export interface ApiServerCommand {
   /** Absolute path of the kube-apiserver binary. */
   command: string
@@ -58,12 +60,8 @@ export function apiServerCommand({ bin, pki, etcdUrl, port }: ApiServerOptions):
   }
 }
 
-const commandFile = (dir: string): string => join(dir, 'kube-apiserver.json')
-const pidFile = (dir: string): string => join(dir, 'pids', API_SERVER)
-
-/** Starts kube-apiserver with `command`, recording it for later restarts; returns its pid. */
+/** Starts kube-apiserver with `command` (recorded in <dir>/commands for restarts); returns its pid. */
 export function startApiServer(dir: string, command: ApiServerCommand): number {
-  writeFileSync(commandFile(dir), JSON.stringify(command, null, 2))
   return startProcess(dir, API_SERVER, command.command, command.args)
 }
 
@@ -100,9 +98,7 @@ export async function waitForApiServer(dir: string, server: string, timeoutMs = 
 
 /** The pid recorded for kube-apiserver, or 0 when there is none. */
 export function apiServerPid(dir: string): number {
-  const file = pidFile(dir)
-  const pid = existsSync(file) ? Number(readFileSync(file, 'utf8')) : 0
-  return Number.isInteger(pid) && pid > 0 ? pid : 0
+  return recordedPid(dir, API_SERVER)
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
@@ -129,9 +125,7 @@ export async function killApiServer(cluster: { dir: string }): Promise<void> {
 export async function startApiServerAgain(cluster: { dir: string; server: string }, timeoutMs = 90_000): Promise<void> {
   const pid = apiServerPid(cluster.dir)
   if (pid && isAlive(pid)) throw new Error(`kube-apiserver of the cluster in ${cluster.dir} is still running (pid ${pid})`)
-  if (!existsSync(commandFile(cluster.dir))) throw new Error(`${commandFile(cluster.dir)} is missing: the cluster was started before flags were recorded`)
-  const command = JSON.parse(readFileSync(commandFile(cluster.dir), 'utf8')) as ApiServerCommand
-  startApiServer(cluster.dir, command)
+  startProcessAgain(cluster.dir, API_SERVER)
   await waitForApiServer(cluster.dir, cluster.server, timeoutMs)
 }
 

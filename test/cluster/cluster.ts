@@ -170,7 +170,7 @@ export async function startCluster(dir: string, log: (line: string) => void = ()
 }
 
 /** Runs one Job through scheduler, kwok and job controller; proves the whole loop works. */
-async function probeJob(kc: KubeConfig, dir: string): Promise<void> {
+export async function probeJob(kc: KubeConfig, dir: string): Promise<void> {
   const batch = kc.makeApiClient(BatchV1Api)
   const name = `probe-${Date.now()}`
   await batch.createNamespacedJob({
