@@ -5,8 +5,10 @@
 //
 //   const proxy = await startFaultProxy(testCluster())
 //   const rule = proxy.addRule({ method: 'DELETE', path: /\/jobs\//, times: 2, fault: { kind: 'status', code: 429, retryAfterSeconds: 1 } })
-//   … run the product with proxy.kubeconfig …
+//   … run the product with proxy.kubeconfig (a child process: runAsync from observe.ts, never
+//     spawnSync, which would block the event loop the proxy serves from) …
 //   expect(rule.fired).toBe(2)
+//   expect(proxy.requests.count({ method: 'DELETE', path: /\/jobs\// })).toBe(jobs + 2)
 //   await proxy.close()
 //
 // Node's own net/tls/https only: a TLS-terminating HTTP/1.1 forwarder is short, and holding the
