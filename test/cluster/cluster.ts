@@ -29,17 +29,48 @@ export interface Cluster {
   server: string
   /** Kubernetes version the binaries were built at. */
   version: string
+  /** Helm version of `binDir`'s helm (v3.x or v4.x). */
+  helmVersion: string
 }
 
-/** The pinned versions and binary cache, read from versions.sh (the build script's source). */
+/** The binary cache of the selected set of versions (versions.sh, JOB_SWEEPER_VERSIONS). */
 export function binDir(): string {
   return execFileSync(join(here, 'build.sh'), ['--print'], { encoding: 'utf8' }).trim()
 }
 
+/** The selected set of pinned versions, as versions.sh resolves it for JOB_SWEEPER_VERSIONS. */
+export interface PinnedVersions {
+  /** The set's name: newest (the default) or oldest. */
+  set: string
+  kubernetes: string
+  etcd: string
+  kwok: string
+  helm: string
+}
+
+let pinned: PinnedVersions | undefined
+
+export function pinnedVersions(): PinnedVersions {
+  if (pinned) return pinned
+  // build.sh sources versions.sh, so the set is resolved in exactly one place.
+  const out = execFileSync(join(here, 'build.sh'), ['--versions'], { encoding: 'utf8' })
+  const value = (name: string): string => {
+    const m = new RegExp(`^${name}=(\\S+)$`, 'm').exec(out)
+    if (!m) throw new Error(`test/cluster/build.sh --versions printed no ${name}`)
+    return m[1]
+  }
+  pinned = {
+    set: value('JOB_SWEEPER_VERSIONS'),
+    kubernetes: value('K8S_VERSION'),
+    etcd: value('ETCD_VERSION'),
+    kwok: value('KWOK_VERSION'),
+    helm: value('HELM_VERSION')
+  }
+  return pinned
+}
+
 export function pinnedKubernetesVersion(): string {
-  const m = /^K8S_VERSION=(\S+)/m.exec(readFileSync(join(here, 'versions.sh'), 'utf8'))
-  if (!m) throw new Error('K8S_VERSION missing from test/cluster/versions.sh')
-  return m[1]
+  return pinnedVersions().kubernetes
 }
 
 /** Builds the binaries if any is missing (slow the first time on a machine; prints progress). */
@@ -206,7 +237,7 @@ export async function startCluster(dir: string, log: (line: string) => void = ()
     await probeJob(kc, dir)
     step('a probe Job ran to completion: cluster ready')
 
-    const cluster: Cluster = { dir, kubeconfig, binDir: bin, server, version: pinnedKubernetesVersion() }
+    const cluster: Cluster = { dir, kubeconfig, binDir: bin, server, version: pinnedKubernetesVersion(), helmVersion: pinnedVersions().helm }
     writeFileSync(join(dir, 'cluster.json'), JSON.stringify(cluster, null, 2))
     return cluster
   } catch (e) {

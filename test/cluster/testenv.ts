@@ -133,6 +133,13 @@ export function run(command: string, args: string[], env: Record<string, string>
   return { code: result.status ?? -1, stdout: result.stdout ?? '', stderr: result.stderr ?? '' }
 }
 
+/** The major version of the cluster's helm: 3, or 4 (server-side apply by default). */
+export function helmMajor(): 3 | 4 {
+  const major = Number(/^v(\d+)\./.exec(testCluster().helmVersion)?.[1])
+  if (major !== 3 && major !== 4) throw new Error(`unexpected Helm version '${testCluster().helmVersion}': expected v3.x or v4.x`)
+  return major
+}
+
 export function helm(...args: string[]): CommandResult {
   return run('helm', args)
 }
