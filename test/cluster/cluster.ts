@@ -110,6 +110,20 @@ async function httpOk(url: string): Promise<boolean> {
   return res.ok
 }
 
+/** Client limits of the controllers and the scheduler: high enough never to be the bottleneck. */
+const CLIENT_QPS = 5000
+const CLIENT_BURST = 10000
+
+/** kube-scheduler's configuration (JSON is YAML): its client limits, no leader election. */
+function schedulerConfig(kubeconfig: string): string {
+  return JSON.stringify({
+    apiVersion: 'kubescheduler.config.k8s.io/v1',
+    kind: 'KubeSchedulerConfiguration',
+    clientConnection: { kubeconfig, qps: CLIENT_QPS, burst: CLIENT_BURST },
+    leaderElection: { leaderElect: false }
+  })
+}
+
 /**
  * Starts a cluster in `dir` (created if needed; must not hold a running cluster). Resolves once
  * a probe Job has run to completion on the fake node, i.e. once every component really works.
@@ -194,13 +208,25 @@ export async function startCluster(dir: string, log: (line: string) => void = ()
 
     const kubeconfig = join(dir, 'kubeconfig')
     writeKubeconfig(kubeconfig, server, caFile, token)
-    const common = [`--kubeconfig=${kubeconfig}`, '--leader-elect=false', '--bind-address=127.0.0.1', '--secure-port=0']
+    const serving = ['--bind-address=127.0.0.1', '--secure-port=0']
     startProcess(dir, '3-kube-controller-manager', join(bin, 'kube-controller-manager'), [
-      ...common,
+      `--kubeconfig=${kubeconfig}`,
+      '--leader-elect=false',
+      ...serving,
       '--controllers=job-controller,ttl-after-finished-controller,garbage-collector-controller,namespace-controller',
-      '--use-service-account-credentials=false'
+      '--use-service-account-credentials=false',
+      // At the default client limits (20 QPS, burst 30) the job controller needs ~16 minutes to
+      // create and finish 3,000 Jobs' pods; this API server serves one test run, not a fleet.
+      `--kube-api-qps=${CLIENT_QPS}`,
+      `--kube-api-burst=${CLIENT_BURST}`,
+      '--concurrent-job-syncs=50',
+      '--concurrent-ttl-after-finished-syncs=20',
+      '--concurrent-gc-syncs=50'
     ])
-    startProcess(dir, '4-kube-scheduler', join(bin, 'kube-scheduler'), common)
+    // The scheduler's client limits (default 50 QPS) go in its configuration file: its
+    // --kube-api-qps flags are deprecated, and a file keeps working across minors.
+    writeFileSync(join(dir, 'kube-scheduler.yaml'), schedulerConfig(kubeconfig))
+    startProcess(dir, '4-kube-scheduler', join(bin, 'kube-scheduler'), [`--config=${join(dir, 'kube-scheduler.yaml')}`, ...serving])
     writeFileSync(join(dir, 'kwok.yaml'), kwokConfig())
     // KWOK_WORKDIR: kwok would otherwise also load ~/.kwok/kwok.yaml if a user has one.
     startProcess(
