@@ -11,6 +11,8 @@ export const FAKE_NODE_NAME = 'kwok-node-0'
 export const FAIL_LABEL = 'job-sweeper.test/fail'
 /** Label on a pod template: its pods stay Running until the label is removed. */
 export const HOLD_LABEL = 'job-sweeper.test/hold'
+/** Label on a pod template: once deleted, its pods stay Terminating until the label is removed. */
+export const LINGER_LABEL = 'job-sweeper.test/linger'
 /** Annotation on a pod template: its pods stay Running this long (a Go duration, e.g. 5s). */
 export const RUN_FOR_ANNOTATION = 'job-sweeper.test/run-for'
 /** What every fake container logs (kwok serves it through the API server's pods/log). */
