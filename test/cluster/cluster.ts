@@ -29,17 +29,48 @@ export interface Cluster {
   server: string
   /** Kubernetes version the binaries were built at. */
   version: string
+  /** Helm version of `binDir`'s helm (v3.x or v4.x). */
+  helmVersion: string
 }
 
-/** The pinned versions and binary cache, read from versions.sh (the build script's source). */
+/** The binary cache of the selected set of versions (versions.sh, JOB_SWEEPER_VERSIONS). */
 export function binDir(): string {
   return execFileSync(join(here, 'build.sh'), ['--print'], { encoding: 'utf8' }).trim()
 }
 
+/** The selected set of pinned versions, as versions.sh resolves it for JOB_SWEEPER_VERSIONS. */
+export interface PinnedVersions {
+  /** The set's name: newest (the default) or oldest. */
+  set: string
+  kubernetes: string
+  etcd: string
+  kwok: string
+  helm: string
+}
+
+let pinned: PinnedVersions | undefined
+
+export function pinnedVersions(): PinnedVersions {
+  if (pinned) return pinned
+  // build.sh sources versions.sh, so the set is resolved in exactly one place.
+  const out = execFileSync(join(here, 'build.sh'), ['--versions'], { encoding: 'utf8' })
+  const value = (name: string): string => {
+    const m = new RegExp(`^${name}=(\\S+)$`, 'm').exec(out)
+    if (!m) throw new Error(`test/cluster/build.sh --versions printed no ${name}`)
+    return m[1]
+  }
+  pinned = {
+    set: value('JOB_SWEEPER_VERSIONS'),
+    kubernetes: value('K8S_VERSION'),
+    etcd: value('ETCD_VERSION'),
+    kwok: value('KWOK_VERSION'),
+    helm: value('HELM_VERSION')
+  }
+  return pinned
+}
+
 export function pinnedKubernetesVersion(): string {
-  const m = /^K8S_VERSION=(\S+)/m.exec(readFileSync(join(here, 'versions.sh'), 'utf8'))
-  if (!m) throw new Error('K8S_VERSION missing from test/cluster/versions.sh')
-  return m[1]
+  return pinnedVersions().kubernetes
 }
 
 /** Builds the binaries if any is missing (slow the first time on a machine; prints progress). */
@@ -65,6 +96,20 @@ function writeKubeconfig(path: string, server: string, caFile: string, token: st
 async function httpOk(url: string): Promise<boolean> {
   const res = await fetch(url, { signal: AbortSignal.timeout(2000) })
   return res.ok
+}
+
+/** Client limits of the controllers and the scheduler: high enough never to be the bottleneck. */
+const CLIENT_QPS = 5000
+const CLIENT_BURST = 10000
+
+/** kube-scheduler's configuration (JSON is YAML): its client limits, no leader election. */
+function schedulerConfig(kubeconfig: string): string {
+  return JSON.stringify({
+    apiVersion: 'kubescheduler.config.k8s.io/v1',
+    kind: 'KubeSchedulerConfiguration',
+    clientConnection: { kubeconfig, qps: CLIENT_QPS, burst: CLIENT_BURST },
+    leaderElection: { leaderElect: false }
+  })
 }
 
 /**
@@ -118,13 +163,25 @@ export async function startCluster(dir: string, log: (line: string) => void = ()
 
     const kubeconfig = join(dir, 'kubeconfig')
     writeKubeconfig(kubeconfig, server, apiServerCertFile(dir), token)
-    const common = [`--kubeconfig=${kubeconfig}`, '--leader-elect=false', '--bind-address=127.0.0.1', '--secure-port=0']
+    const serving = ['--bind-address=127.0.0.1', '--secure-port=0']
     startProcess(dir, '3-kube-controller-manager', join(bin, 'kube-controller-manager'), [
-      ...common,
+      `--kubeconfig=${kubeconfig}`,
+      '--leader-elect=false',
+      ...serving,
       '--controllers=job-controller,ttl-after-finished-controller,garbage-collector-controller,namespace-controller',
-      '--use-service-account-credentials=false'
+      '--use-service-account-credentials=false',
+      // At the default client limits (20 QPS, burst 30) the job controller needs ~16 minutes to
+      // create and finish 3,000 Jobs' pods; this API server serves one test run, not a fleet.
+      `--kube-api-qps=${CLIENT_QPS}`,
+      `--kube-api-burst=${CLIENT_BURST}`,
+      '--concurrent-job-syncs=50',
+      '--concurrent-ttl-after-finished-syncs=20',
+      '--concurrent-gc-syncs=50'
     ])
-    startProcess(dir, '4-kube-scheduler', join(bin, 'kube-scheduler'), common)
+    // The scheduler's client limits (default 50 QPS) go in its configuration file: its
+    // --kube-api-qps flags are deprecated, and a file keeps working across minors.
+    writeFileSync(join(dir, 'kube-scheduler.yaml'), schedulerConfig(kubeconfig))
+    startProcess(dir, '4-kube-scheduler', join(bin, 'kube-scheduler'), [`--config=${join(dir, 'kube-scheduler.yaml')}`, ...serving])
     writeFileSync(join(dir, 'kwok.yaml'), kwokConfig())
     // KWOK_WORKDIR: kwok would otherwise also load ~/.kwok/kwok.yaml if a user has one.
     startProcess(
@@ -161,7 +218,7 @@ export async function startCluster(dir: string, log: (line: string) => void = ()
     await probeJob(kc, dir)
     step('a probe Job ran to completion: cluster ready')
 
-    const cluster: Cluster = { dir, kubeconfig, binDir: bin, server, version: pinnedKubernetesVersion() }
+    const cluster: Cluster = { dir, kubeconfig, binDir: bin, server, version: pinnedKubernetesVersion(), helmVersion: pinnedVersions().helm }
     writeFileSync(join(dir, 'cluster.json'), JSON.stringify(cluster, null, 2))
     return cluster
   } catch (e) {
