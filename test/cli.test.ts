@@ -43,8 +43,11 @@ describe('usage', () => {
     [['deploy'], "Unknown command 'deploy': expected one of pre, post, sweep"],
     [['pre', '--release', 'x', '--frobnicate', '1'], "Unknown option '--frobnicate'"],
     [['pre', '--namespace', 'x'], 'No scope: set at least one of release, manifest, selector or jobs'],
-    [['pre', '--release', 'x', '--manifest', '/nonexistent/rendered.yaml'], "Invalid manifest '/nonexistent/rendered.yaml': cannot read it (ENOENT)"],
-    [['post', '--release', 'x', '--context', 'nope'], "Invalid context 'nope': the kubeconfig has job-sweeper-local"]
+    [
+      ['pre', '--release', 'x', '--manifest', '/nonexistent/rendered.yaml'],
+      "Invalid manifest '/nonexistent/rendered.yaml': expected a readable file of rendered manifests; cannot read it (ENOENT)"
+    ],
+    [['post', '--release', 'x', '--context', 'nope'], "Invalid context 'nope': expected a context of the kubeconfig (job-sweeper-local)"]
   ])('bad usage %j exits 2', async (args, message) => {
     const run = await jobSweeper(...args)
     expect(run.code).toBe(2)
