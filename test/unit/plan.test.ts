@@ -4,7 +4,8 @@ import { parseSettings, type Settings } from '../../src/settings/settings.ts'
 import { NOW, newJob, type JobShape } from './jobs.ts'
 
 function settings(inputs: Record<string, string>): Settings {
-  return parseSettings((name) => inputs[name] ?? '', {})
+  // The planner gets the manifest's verdicts from Observed; the file itself is not read here.
+  return parseSettings((name) => inputs[name] ?? '', {}, { readText: () => '', exists: () => false })
 }
 
 interface Case {
