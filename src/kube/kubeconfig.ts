@@ -2,6 +2,7 @@
 // Every secret in it is masked before anything could print it.
 import { KubeConfig } from '@kubernetes/client-node'
 import { INPUT, SettingsError } from '../settings/settings.ts'
+import { loadDefaultConfig } from './in-cluster.ts'
 
 /** Loads the kubeconfig and selects `context`; `mask` is called with every secret value. */
 export function loadKubeConfig(content: string | undefined, context: string | undefined, mask: (secret: string) => void): KubeConfig {
@@ -15,7 +16,7 @@ export function loadKubeConfig(content: string | undefined, context: string | un
       const where = mark?.line === undefined ? '' : ` at line ${mark.line + 1}, column ${(mark.column ?? 0) + 1}`
       throw new SettingsError(`Invalid ${INPUT.kubeconfig}: not a valid kubeconfig${where} (its content is not shown: it holds credentials)`)
     }
-  } else kc.loadFromDefault()
+  } else loadDefaultConfig(kc)
   for (const user of kc.getUsers()) {
     for (const secret of [user.token, user.password, user.keyData, user.certData]) {
       if (secret) mask(secret)
