@@ -55,7 +55,8 @@ const COMMON = `Scope (at least one; a Job must match all given):
   --jobs NAMES            Job names, comma separated
 
 Cluster:
-  --kubeconfig YAML       kubeconfig content or base64 (default: KUBECONFIG, ~/.kube/config)
+  --kubeconfig YAML       kubeconfig content or base64 (default: KUBECONFIG, ~/.kube/config,
+                          in a pod its service account)
   --context NAME          kubeconfig context
   --namespace NAME        namespace (default: the context's, else default)
 
