@@ -3,7 +3,7 @@
 // rights, through the in-cluster configuration (token file, CA, KUBERNETES_SERVICE_HOST/PORT) —
 // deleting exactly the expired Jobs.
 import { randomBytes } from 'node:crypto'
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { dumpYaml, loadAllYaml, type V1CronJob, type V1ObjectMeta } from '@kubernetes/client-node'
@@ -176,7 +176,7 @@ test('the CronJob’s sweep, as its ServiceAccount with only the ClusterRole, de
     JOB_SWEEPER_IN_CLUSTER_ROOT: podRoot
   }
   for (const e of container?.env ?? []) env[e.name] = e.value ?? ''
-  const run = await runCommand(process.execPath, [cli, ...args, '--json'], env)
+  const run = await runCommand(process.execPath, [cli, ...args, '--json'], env).finally(() => rmSync(podRoot, { recursive: true, force: true }))
   expect(run.stderr).not.toContain(token)
   expect(run.stdout).not.toContain(token)
   expect(run.stderr).not.toContain('warning:')

@@ -1,7 +1,7 @@
 // The npm package as users get it: `npm pack`, installed from the tarball alone — into an empty
 // prefix, with an empty npm cache and no network, so it can reach nothing of this repository's —
 // and its command run on Node 24: --help, the npx form, and a real pre --dry-run on the cluster.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { getJob, testCluster } from './cluster/testenv.ts'
@@ -50,6 +50,8 @@ beforeAll(async () => {
   expect(install.stderr).not.toContain('ERR')
   expect(install.code).toBe(0)
 })
+
+afterAll(() => rmSync(work, { recursive: true, force: true }))
 
 test('the tarball holds dist/, action.yml, README, LICENSE and package.json only, and stays small', () => {
   const paths = packed.files.map((f) => f.path).sort()
