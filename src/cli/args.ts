@@ -92,7 +92,8 @@ const COMMON = `Scope (at least one; a Job must match all given):
   --jobs NAMES            Job names, comma separated
 
 Cluster:
-  --kubeconfig PATH       kubeconfig file, as kubectl takes it (default: KUBECONFIG, ~/.kube/config)
+  --kubeconfig PATH       kubeconfig file, as kubectl takes it (default: KUBECONFIG, ~/.kube/config,
+                          in a pod its service account)
   --kubeconfig-env NAME   or: the environment variable NAME holds the kubeconfig (YAML or base64);
                           never put its content on the command line, where ps shows it
   --context NAME          kubeconfig context

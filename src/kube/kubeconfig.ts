@@ -57,6 +57,7 @@ function yamlErrorPlace(e: unknown): string {
   const mark = (e as { mark?: { line?: number; column?: number } }).mark
   return mark?.line === undefined ? '' : ` at line ${mark.line + 1}, column ${(mark.column ?? 0) + 1}`
 }
+import { loadDefaultConfig } from './in-cluster.ts'
 
 /** Loads the kubeconfig and selects `context`; `mask` is called with every secret value. */
 export function loadKubeConfig(input: KubeconfigInput | undefined, context: string | undefined, mask: (secret: string) => void): KubeConfig {
@@ -74,8 +75,9 @@ export function loadKubeConfig(input: KubeconfigInput | undefined, context: stri
     if (input.path !== undefined) kc.makePathsAbsolute(dirname(input.path))
   } else {
     try {
-      kc.loadFromDefault()
+      loadDefaultConfig(kc)
     } catch (e) {
+      if (e instanceof SettingsError) throw e
       throw new SettingsError(
         `Invalid kubeconfig from KUBECONFIG or ~/.kube/config: not valid${yamlErrorPlace(e)} (its content is not shown: it holds credentials)`
       )
