@@ -6,13 +6,18 @@ import { writeReportFile } from './report/file.ts'
 import { listOutput, summarize } from './report/summary.ts'
 import { renderText } from './report/text.ts'
 import { runPhase, type Console } from './run.ts'
+import { redact, runSecrets } from './secrets.ts'
 import { parseSettings, SettingsError, type Settings } from './settings/settings.ts'
 
+// Outside GitHub Actions no runner masks what is printed: every line goes through the run's masker.
+const out = (text: string): boolean => process.stdout.write(redact(text))
+const err = (text: string): boolean => process.stderr.write(redact(text))
+
 const stderrConsole: Console = {
-  info: (m) => process.stderr.write(`${m}\n`),
-  warning: (m) => process.stderr.write(`warning: ${m}\n`),
+  info: (m) => err(`${m}\n`),
+  warning: (m) => err(`warning: ${m}\n`),
   group: async (name, fn) => {
-    process.stderr.write(`--- ${name}\n`)
+    err(`--- ${name}\n`)
     return fn()
   }
 }
@@ -36,14 +41,18 @@ async function main(argv: string[]): Promise<number> {
     throw e
   }
   try {
-    // Nothing here prints secrets, and outside GitHub Actions there is no log to mask them in.
-    const result = await runPhase(command.phase, settings, { console: stderrConsole, mask: () => undefined })
+    const result = await runPhase(command.phase, settings, { console: stderrConsole, mask: (secret) => runSecrets.add(secret) })
     const summary = summarize(result)
     const reportFile = await writeReportFile(result, settings.logsDir)
     if (command.json) {
       // The same lists as the action's outputs (cut to a size a CI variable holds), with counts;
       // the report file has every Job.
-      const lists = Object.fromEntries(Object.entries(summary.outputs).flatMap(([name, jobs]) => [[name, JSON.parse(listOutput(jobs))], [`${name}-count`, jobs.length]]))
+      const lists = Object.fromEntries(
+        Object.entries(summary.outputs).flatMap(([name, jobs]) => [
+          [name, JSON.parse(listOutput(jobs))],
+          [`${name}-count`, jobs.length]
+        ])
+      )
       const json = {
         phase: result.phase,
         namespace: result.namespace,
@@ -54,15 +63,17 @@ async function main(argv: string[]): Promise<number> {
         errors: result.errors,
         warnings: result.warnings
       }
-      process.stdout.write(`${JSON.stringify(json, null, 2)}\n`)
+      out(`${JSON.stringify(json, null, 2)}\n`)
     } else {
-      process.stdout.write(renderText(summary))
-      process.stdout.write(`\nLogs: ${settings.logsDir}\nReport: ${reportFile}\n`)
+      out(renderText(summary))
+      out(`\nLogs: ${settings.logsDir}\nReport: ${reportFile}\n`)
     }
     return result.errors.length > 0 ? 1 : 0
   } catch (e) {
-    process.stderr.write(`job-sweeper: ${apiErrorMessage(e)}\n`)
-    // A bad kubeconfig, context or manifest is found only once it is read: still bad usage.
+    // An exec plugin's failure is its standard error, which may quote its args or env.
+    err(`job-sweeper: ${apiErrorMessage(e)}\n`)
+    // A kubeconfig that does not load, or an unknown context, is found as it is loaded (still
+    // before the cluster is read): bad usage too.
     return e instanceof SettingsError ? 2 : 1
   }
 }

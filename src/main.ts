@@ -1,11 +1,14 @@
 // The action's run: settings → observe → plan → execute → report, for the phase at hand. The
 // only place that turns an error into core.setFailed.
+import { existsSync } from 'node:fs'
 import * as core from '@actions/core'
 import * as github from '@actions/github'
 import type { ExecuteContext } from './execute/outcome.ts'
 import { apiErrorMessage } from './kube/errors.ts'
 import { writeFailure, writeReport } from './report/write.ts'
 import { runPhase, type Console } from './run.ts'
+import { redact, runSecrets } from './secrets.ts'
+import { isKubeconfigPath } from './settings/kubeconfig-input.ts'
 import { INPUT, parseSettings, type Phase, type Settings } from './settings/settings.ts'
 
 /** Keys of the state the main step hands to the post step (core.saveState / getState). */
@@ -17,18 +20,21 @@ export const STATE = {
 } as const
 
 /**
- * Registers a secret with the runner. Outside GitHub Actions nothing consumes `::add-mask::`, so
- * printing it there would show the secret itself: then it is only never printed.
+ * Registers a secret with the runner, and with the run's own masker (for what the runner does
+ * not see, like log tails). Outside GitHub Actions nothing consumes `::add-mask::`, so printing it
+ * there would show the secret itself: then it is only redacted.
  */
 function mask(secret: string): void {
+  runSecrets.add(secret)
   if (process.env.GITHUB_ACTIONS === 'true') core.setSecret(secret)
 }
 
 function readSettings(): Settings {
-  // The input as a whole (base64 or not) is a secret; the tokens and keys inside it are masked
-  // one by one once it is parsed (loadKubeConfig).
+  // Kubeconfig content as the input (base64 or not) is a secret as a whole; the tokens and keys
+  // inside it are masked one by one once it is loaded (loadKubeConfig). A path is no secret, and
+  // masking it would hide every mention of, say, "kubeconfig".
   const raw = core.getInput(INPUT.kubeconfig).trim()
-  if (raw !== '') mask(raw)
+  if (raw !== '' && !isKubeconfigPath(raw, existsSync)) mask(raw)
   return parseSettings((name) => core.getInput(name))
 }
 
@@ -66,7 +72,8 @@ export async function run(): Promise<void> {
     if (result.errors.length > 0) core.setFailed(result.errors.join('\n'))
     else if (!isPost && phase === 'pre') core.saveState(STATE.prePhase, 'completed')
   } catch (e) {
-    const message = apiErrorMessage(e)
+    // An exec plugin's failure is its standard error, which may quote its args or env.
+    const message = redact(apiErrorMessage(e))
     core.setFailed(message)
     await writeFailure(phaseName, message).catch((w: unknown) => core.warning(`could not write the job summary: ${apiErrorMessage(w)}`))
   }

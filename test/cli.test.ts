@@ -1,30 +1,10 @@
 // The bundled CLI (the package's bin, dist/cli/job-sweeper.mjs) against the real cluster: exit codes, --json, text.
-import { spawn } from 'node:child_process'
-import { join } from 'node:path'
 import { runAction } from './action.ts'
-import { getJob, testCluster, waitForJobCondition } from './cluster/testenv.ts'
+import { runCli } from './bin.ts'
+import { getJob, waitForJobCondition } from './cluster/testenv.ts'
 import { helmChart, release, useScenario } from './scenario.ts'
 
-const cli = join(import.meta.dirname, '..', 'dist', 'cli', 'job-sweeper.mjs') // the package's bin
-
-interface CliRun {
-  code: number
-  stdout: string
-  stderr: string
-}
-
-async function jobSweeper(...args: string[]): Promise<CliRun> {
-  const child = spawn(process.execPath, [cli, ...args], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, KUBECONFIG: testCluster().kubeconfig },
-    stdio: ['ignore', 'pipe', 'pipe']
-  })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()))
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()))
-  const code = await new Promise<number>((resolve) => child.on('close', (c) => resolve(c ?? -1)))
-  return { code, stdout, stderr }
-}
+const jobSweeper = (...args: string[]) => runCli(args)
 
 const names = (jobs: { name: string }[]): string[] => jobs.map((j) => j.name).sort()
 
@@ -43,8 +23,11 @@ describe('usage', () => {
     [['deploy'], "Unknown command 'deploy': expected one of pre, post, sweep"],
     [['pre', '--release', 'x', '--frobnicate', '1'], "Unknown option '--frobnicate'"],
     [['pre', '--namespace', 'x'], 'No scope: set at least one of release, manifest, selector or jobs'],
-    [['pre', '--release', 'x', '--manifest', '/nonexistent/rendered.yaml'], "Invalid manifest '/nonexistent/rendered.yaml': cannot read it (ENOENT)"],
-    [['post', '--release', 'x', '--context', 'nope'], "Invalid context 'nope': the kubeconfig has job-sweeper-local"]
+    [
+      ['pre', '--release', 'x', '--manifest', '/nonexistent/rendered.yaml'],
+      "Invalid manifest '/nonexistent/rendered.yaml': expected a readable file of rendered manifests; cannot read it (ENOENT)"
+    ],
+    [['post', '--release', 'x', '--context', 'nope'], "Invalid context 'nope': expected a context of the kubeconfig (job-sweeper-local)"]
   ])('bad usage %j exits 2', async (args, message) => {
     const run = await jobSweeper(...args)
     expect(run.code).toBe(2)

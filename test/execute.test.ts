@@ -37,7 +37,11 @@ test('a Job that was replaced by a new one of the same name after planning is le
 
   // Between plan and execute, someone deletes the Job and creates a new one with the same name.
   await batchApi().deleteNamespacedJob({ name: 'db-migrate', namespace: ns, propagationPolicy: 'Foreground' })
-  await eventually('db-migrate gone', () => getJob(ns, 'db-migrate'), (j) => j === undefined)
+  await eventually(
+    'db-migrate gone',
+    () => getJob(ns, 'db-migrate'),
+    (j) => j === undefined
+  )
   const replacement = await createJob({ namespace: ns, name: 'db-migrate' })
 
   const result = await execute(plan, client, settings, quiet)
@@ -168,7 +172,11 @@ test('sweep deletes in the background and does not wait for pods', async () => {
   expect(plan.jobs.map((p) => [p.name, p.action, p.propagation])).toEqual([['old', 'delete', 'Background']])
   const result = await execute(plan, client, settings, quiet)
   expect(result.outcomes.map((o) => [o.name, o.result])).toEqual([['old', 'pruned']])
-  await eventually('old gone', () => getJob(ns, 'old'), (j) => j?.metadata?.uid !== job.metadata?.uid)
+  await eventually(
+    'old gone',
+    () => getJob(ns, 'old'),
+    (j) => j?.metadata?.uid !== job.metadata?.uid
+  )
 })
 
 test('lists cross pages: every Job arrives when the API server pages them', async () => {

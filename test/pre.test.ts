@@ -7,7 +7,7 @@ import { outputNames, runAction, WORKFLOW_RUN_ENV, WORKFLOW_RUN_URL, type Action
 import { batchApi, coreApi, createJob, eventually, getJob, jobCondition, kubectl, waitForJobCondition, type CommandResult } from './cluster/testenv.ts'
 import { pinnedKubernetesVersion } from './cluster/cluster.ts'
 import type { Decoy } from './decoys.ts'
-import { finishedReleaseJob, helmChart, release, releaseAnnotations, useScenario } from './scenario.ts'
+import { finishedReleaseJob, helmChart, immutableJobError, release, releaseAnnotations, useScenario } from './scenario.ts'
 
 const scenario = useScenario('pre')
 let ns: string
@@ -45,7 +45,7 @@ describe('release scope', () => {
   test('the upgrade that fails on the changed migration Job succeeds right after the pre phase', async () => {
     install({ migrationVersion: '1' })
     const before = await getJob(ns, `${release}-migrate`)
-    expect(upgrade({ migrationVersion: '2' }).stderr).toContain('field is immutable')
+    expect(upgrade({ migrationVersion: '2' }).stderr).toMatch(immutableJobError(ns, `${release}-migrate`))
 
     const run = await runAction({ release, namespace: ns }, { env: WORKFLOW_RUN_ENV })
     expectSucceeded(run)

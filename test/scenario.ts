@@ -1,7 +1,7 @@
 // What every scenario test shares: the sample chart and its release, and a pair of namespaces
 // with decoys that must survive each test.
 import { join } from 'node:path'
-import { createJob, createNamespace, deleteNamespace, helm, waitForJobCondition, type CommandResult } from './cluster/testenv.ts'
+import { createJob, createNamespace, deleteNamespace, helm, helmMajor, waitForJobCondition, type CommandResult } from './cluster/testenv.ts'
 import { createDecoys, missingDecoys, type Decoy } from './decoys.ts'
 
 export const chart = join(import.meta.dirname, 'chart', 'migrate-demo')
@@ -22,6 +22,19 @@ export function helmChart(
 ): CommandResult {
   const sets = Object.entries(values).flatMap(([k, v]) => ['--set', `${k}=${v}`])
   return helm(verb, release, chart, '-n', namespace, ...sets, ...flags)
+}
+
+const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+
+/**
+ * How the running helm reports an upgrade that changes Job `name`'s pod template: Helm 3 patches
+ * (`cannot patch`), Helm 4 applies server-side (`server-side apply failed for object`).
+ */
+export function immutableJobError(namespace: string, name: string): RegExp {
+  const invalid = `Job\\.batch "${escape(name)}" is invalid: spec\\.template: .*field is immutable`
+  return helmMajor() === 4
+    ? new RegExp(`UPGRADE FAILED: server-side apply failed for object ${escape(namespace)}/${escape(name)} batch/v1, Kind=Job: ${invalid}`)
+    : new RegExp(`UPGRADE FAILED: cannot patch "${escape(name)}" with kind Job: ${invalid}`)
 }
 
 /** A Job of the release, as Helm would have left it, run to completion. */

@@ -1,12 +1,18 @@
 // The CLI's command line: `job-sweeper <pre|post|sweep> [--input value ...] [--json]`. Flags are
 // the action's inputs, so the same settings parser validates both and gives the same messages.
+// Two flags are the CLI's own: --json, and --kubeconfig-env, because a kubeconfig's content on
+// the command line could be read by anyone on the machine (ps, /proc/<pid>/cmdline).
+import { existsSync } from 'node:fs'
 import { parseArgs } from 'node:util'
+import { isKubeconfigPath } from '../settings/kubeconfig-input.ts'
 import { INPUT, PHASES, type Phase } from '../settings/settings.ts'
 
 /** Inputs that are true/false: a bare `--dry-run` means `--dry-run=true`. */
-const BOOLEAN_INPUTS: string[] = [INPUT.dryRun, INPUT.includeHooks, INPUT.allNamespaces, INPUT.failOnJobFailure]
+const BOOLEAN_INPUTS: string[] = [INPUT.dryRun, INPUT.includeHooks, INPUT.allNamespaces, INPUT.failOnJobFailure, INPUT.maskLogTails]
 /** Inputs the CLI does not take: the phase is the command. */
 const NOT_FLAGS: string[] = [INPUT.phase]
+/** The CLI's flag naming the environment variable that holds the kubeconfig's content. */
+export const KUBECONFIG_ENV_FLAG = 'kubeconfig-env'
 
 /** Bad usage: exit code 2. */
 export class UsageError extends Error {
@@ -15,17 +21,39 @@ export class UsageError extends Error {
 
 export type Command = { kind: 'help'; phase?: Phase } | { kind: 'run'; phase: Phase; inputs: Record<string, string>; json: boolean }
 
-const FLAGS = Object.values(INPUT).filter((name) => !NOT_FLAGS.includes(name))
+const FLAGS = [...Object.values(INPUT).filter((name) => !NOT_FLAGS.includes(name)), KUBECONFIG_ENV_FLAG]
 
-export function parseCommandLine(argv: string[]): Command {
+/** The kubeconfig input: a path as given, or the content of the variable --kubeconfig-env names. */
+function kubeconfigInput(inputs: Record<string, string>, env: NodeJS.ProcessEnv): string | undefined {
+  const { [INPUT.kubeconfig]: given, [KUBECONFIG_ENV_FLAG]: variable } = inputs
+  delete inputs[KUBECONFIG_ENV_FLAG]
+  if (given !== undefined && variable !== undefined)
+    throw new UsageError(`Invalid --${KUBECONFIG_ENV_FLAG} '${variable}' with --${INPUT.kubeconfig}: expected one of them, not both`)
+  if (variable !== undefined) {
+    const content = env[variable]
+    if (!content?.trim())
+      throw new UsageError(
+        `Invalid --${KUBECONFIG_ENV_FLAG} '${variable}': expected the name of an environment variable that holds a kubeconfig (YAML or base64); it is not set`
+      )
+    return content
+  }
+  if (given !== undefined && !isKubeconfigPath(given, existsSync))
+    throw new UsageError(
+      `Invalid --${INPUT.kubeconfig}: expected a file path (its content is not shown); a kubeconfig's content on the command line can be read by anyone on the machine, so put it in an environment variable and pass --${KUBECONFIG_ENV_FLAG} NAME`
+    )
+  return given
+}
+
+export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv = process.env): Command {
   const [first, ...rest] = argv
   if (first === undefined || first === '--help' || first === '-h' || first === 'help') return { kind: 'help' }
-  if (!(PHASES as readonly string[]).includes(first)) throw new UsageError(`Unknown command '${first}': expected one of ${PHASES.join(', ')}`)
-  const phase = first as Phase
+  // Keywords are matched without regard to case, as the action's inputs are: PRE, True, Never.
+  const phase = PHASES.find((p) => p === first.toLowerCase())
+  if (phase === undefined) throw new UsageError(`Unknown command '${first}': expected one of ${PHASES.join(', ')}`)
   // A bare boolean flag means true; `--flag false` and `--flag=false` also work.
   const args = rest.flatMap((arg, i) => {
     const name = arg.startsWith('--') ? arg.slice(2) : ''
-    if (BOOLEAN_INPUTS.includes(name) && !['true', 'false'].includes(rest[i + 1] ?? '')) return [`--${name}=true`]
+    if (BOOLEAN_INPUTS.includes(name) && !['true', 'false'].includes((rest[i + 1] ?? '').toLowerCase())) return [`--${name}=true`]
     return [arg]
   })
   let parsed
@@ -35,7 +63,7 @@ export function parseCommandLine(argv: string[]): Command {
       strict: true,
       allowPositionals: false,
       options: {
-        ...Object.fromEntries(FLAGS.map((name) => [name, { type: 'string' as const }])),
+        ...Object.fromEntries(FLAGS.map((name) => [name, { type: 'string' as const, multiple: true as const }])),
         json: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' }
       }
@@ -43,9 +71,18 @@ export function parseCommandLine(argv: string[]): Command {
   } catch (e) {
     throw new UsageError((e as Error).message.replace(/^TypeError \[\w+\]: /, ''))
   }
-  const { json, help, ...inputs } = parsed.values as Record<string, string | boolean | undefined>
+  const { json, help, ...values } = parsed.values as Record<string, string[] | boolean | undefined>
   if (help) return { kind: 'help', phase }
-  return { kind: 'run', phase, json: json === true, inputs: Object.fromEntries(Object.entries(inputs).map(([k, v]) => [k, String(v)])) }
+  const inputs: Record<string, string> = {}
+  for (const [name, given] of Object.entries(values)) {
+    if (!Array.isArray(given)) continue
+    // The last of two would win silently; for sweep, several namespaces are one comma-separated list.
+    if (given.length > 1) throw new UsageError(`Invalid --${name}: expected it once; it was given ${given.length} times`)
+    inputs[name] = given[0]
+  }
+  const kubeconfig = kubeconfigInput(inputs, env)
+  if (kubeconfig !== undefined) inputs[INPUT.kubeconfig] = kubeconfig
+  return { kind: 'run', phase, json: json === true, inputs }
 }
 
 const COMMON = `Scope (at least one; a Job must match all given):
@@ -55,16 +92,25 @@ const COMMON = `Scope (at least one; a Job must match all given):
   --jobs NAMES            Job names, comma separated
 
 Cluster:
-  --kubeconfig YAML       kubeconfig content or base64 (default: KUBECONFIG, ~/.kube/config)
+  --kubeconfig PATH       kubeconfig file, as kubectl takes it (default: KUBECONFIG, ~/.kube/config,
+                          in a pod its service account)
+  --kubeconfig-env NAME   or: the environment variable NAME holds the kubeconfig (YAML or base64);
+                          never put its content on the command line, where ps shows it
   --context NAME          kubeconfig context
   --namespace NAME        namespace (default: the context's, else default)
+  --concurrency N         Jobs worked on at once, 1 to 64 (default 8)
 
 Output:
   --json                  print the result as JSON on standard output
   --dry-run               plan and report, change nothing
+  --include-hooks         include Helm/Argo hook Jobs
+
+Logs:
   --harvest-logs WHICH    failed (default), all or none
   --logs-dir DIR          where logs go: DIR/<namespace>/<job>/<pod>/<container>.log
-  --include-hooks         include Helm/Argo hook Jobs`
+  --on-log-failure WHAT   keep (default: keep the Job, fail) or delete, when logs cannot be saved
+  --max-log-bytes SIZE    most saved per container log (default 10Mi): 10Mi, 10MiB, 512Ki, bytes
+  --mask-log-tails BOOL   hide the kubeconfig's secrets in the summary's log tails (default true)`
 
 const USAGE: Record<Phase | 'all', string> = {
   all: `Usage: job-sweeper <command> [flags]
@@ -75,7 +121,9 @@ Commands:
   sweep   delete finished Jobs whose retention expired, across namespaces
 
 Run 'job-sweeper <command> --help' for its flags.
-Exit codes: 0 done, 1 failed, 2 bad usage.`,
+Exit codes: 0 done, 1 failed, 2 bad usage.
+Bad usage is found before the cluster is read.
+Flags and keywords: --dry-run alone means true; true, false, never and choices ignore case.`,
   pre: `Usage: job-sweeper pre [flags]
 
 Before helm upgrade: finds the prior Jobs that would conflict, waits for running ones (or fails,
@@ -85,7 +133,7 @@ ${COMMON}
 
 Running Jobs:
   --on-running WHAT       wait (default), delete or fail
-  --wait-timeout DURATION how long to wait (default 10m): 90s, 15m, 1h30m, 7d or seconds`,
+  --wait-timeout DURATION how long to wait (default 10m, at most 24d): 90s, 15m, 1h30m, 7d or seconds`,
   post: `Usage: job-sweeper post [flags]
 
 After the deployment: annotates the Jobs with their policy and sets ttlSecondsAfterFinished by

@@ -220,8 +220,15 @@ async function post(run: Run): Promise<void> {
           else if (again.action === 'set-ttl') {
             const exact = await run.queue.add(() => ttlAction(again, again.ttlSeconds ?? null, actions))
             const which = again.status === 'succeeded' ? 'ttl' : 'failure-grace'
-            const words = again.ttlSeconds === null ? `${which} is never: kept until removed` : `deleted ${which} ${formatRetention(again.ttlSeconds ?? null)} after it finished`
-            Object.assign(out, exact, { waited: true, finishedSecondsAgo: 0, reason: `${again.status} after waiting; ${again.chartTtl ? again.reason : words}` })
+            const words =
+              again.ttlSeconds === null
+                ? `${which} is never: kept until removed`
+                : `deleted ${which} ${formatRetention(again.ttlSeconds ?? null)} after it finished`
+            Object.assign(out, exact, {
+              waited: true,
+              finishedSecondsAgo: 0,
+              reason: `${again.status} after waiting; ${again.chartTtl ? again.reason : words}`
+            })
             if (again.status === 'failed' && exact.result === 'ttl-set') failedJob(again)
           } else Object.assign(out, { status: again.status, reason: `${again.status}: ${again.reason}` })
         } catch (e) {

@@ -259,7 +259,10 @@ export class KubeJobsClient implements JobsClient {
       }
       const watchdog = (): void => {
         clearTimeout(stall)
-        stall = setTimeout(() => fail(Object.assign(new Error(`log stream sent nothing for ${this.options.logStallMs / 1000}s`), { name: 'TimeoutError' })), this.options.logStallMs)
+        stall = setTimeout(
+          () => fail(Object.assign(new Error(`log stream sent nothing for ${this.options.logStallMs / 1000}s`), { name: 'TimeoutError' })),
+          this.options.logStallMs
+        )
       }
       counter.on('data', (chunk: Buffer) => {
         bytes += chunk.length

@@ -1,30 +1,95 @@
 // Loading the kubeconfig: from the input, else KUBECONFIG / ~/.kube/config / in-cluster.
 // Every secret in it is masked before anything could print it.
-import { KubeConfig } from '@kubernetes/client-node'
-import { INPUT, SettingsError } from '../settings/settings.ts'
+import { dirname } from 'node:path'
+import { KubeConfig, type User } from '@kubernetes/client-node'
+import { INPUT, SettingsError, type KubeconfigInput } from '../settings/settings.ts'
+
+/** Auth-provider config keys whose values are credentials (access-token, refresh-token, client-secret, id-token, …). */
+const SECRET_CONFIG_KEY = /token|secret|password|(^|-)key($|-)/i
+
+type ExecConfig = { args?: unknown; env?: unknown } | undefined
+
+/** An exec plugin's args and env values: flags alone (`--region`) are not secret, their values may be. */
+function execSecrets(exec: ExecConfig): string[] {
+  const args = Array.isArray(exec?.args) ? exec.args.filter((a): a is string => typeof a === 'string') : []
+  const env = Array.isArray(exec?.env) ? (exec.env as { value?: unknown }[]).map((e) => e?.value).filter((v): v is string => typeof v === 'string') : []
+  const argValues = args.flatMap((arg) => {
+    if (!arg.startsWith('-')) return [arg]
+    const eq = arg.indexOf('=')
+    return eq === -1 ? [] : [arg.slice(eq + 1)]
+  })
+  return [...argValues, ...env]
+}
+
+/** A client key or certificate as given (base64) and as the PEM it decodes to, whole and line by line. */
+function pemSecrets(data: string | undefined): string[] {
+  if (!data) return []
+  const pem = Buffer.from(data, 'base64').toString('utf8')
+  if (!pem.includes('-----BEGIN')) return [data]
+  const lines = pem.split(/\r?\n/).filter((l) => l.trim().length >= 16 && !l.startsWith('-----'))
+  return [data, pem, ...lines]
+}
+
+/**
+ * Every credential in the kubeconfig's users: tokens, passwords, client keys and certificates,
+ * exec plugins' args and env values, and auth-provider tokens and secrets.
+ */
+export function kubeconfigSecrets(kc: KubeConfig): string[] {
+  return kc.getUsers().flatMap((user: User) => {
+    const config = (user.authProvider as { config?: Record<string, unknown> } | undefined)?.config ?? {}
+    const providerSecrets = Object.entries(config)
+      .filter(([key, value]) => SECRET_CONFIG_KEY.test(key) && typeof value === 'string')
+      .map(([, value]) => value as string)
+    return [
+      user.token,
+      user.password,
+      ...pemSecrets(user.keyData),
+      ...pemSecrets(user.certData),
+      ...execSecrets(user.exec as ExecConfig),
+      ...execSecrets(config.exec as ExecConfig),
+      ...providerSecrets
+    ].filter((s): s is string => typeof s === 'string' && s.trim() !== '')
+  })
+}
+
+/** Where a YAML error is, without the lines around it that the parser quotes: they may hold tokens. */
+function yamlErrorPlace(e: unknown): string {
+  const mark = (e as { mark?: { line?: number; column?: number } }).mark
+  return mark?.line === undefined ? '' : ` at line ${mark.line + 1}, column ${(mark.column ?? 0) + 1}`
+}
+import { loadDefaultConfig } from './in-cluster.ts'
 
 /** Loads the kubeconfig and selects `context`; `mask` is called with every secret value. */
-export function loadKubeConfig(content: string | undefined, context: string | undefined, mask: (secret: string) => void): KubeConfig {
+export function loadKubeConfig(input: KubeconfigInput | undefined, context: string | undefined, mask: (secret: string) => void): KubeConfig {
   const kc = new KubeConfig()
-  if (content !== undefined) {
+  if (input !== undefined) {
     try {
-      kc.loadFromString(content)
+      kc.loadFromString(input.content)
     } catch (e) {
-      // The YAML parser quotes the lines around an error, tokens included: report only where.
-      const mark = (e as { mark?: { line?: number; column?: number } }).mark
-      const where = mark?.line === undefined ? '' : ` at line ${mark.line + 1}, column ${(mark.column ?? 0) + 1}`
-      throw new SettingsError(`Invalid ${INPUT.kubeconfig}: not a valid kubeconfig${where} (its content is not shown: it holds credentials)`)
+      const source = input.path === undefined ? '' : ` '${input.path}'`
+      throw new SettingsError(
+        `Invalid ${INPUT.kubeconfig}${source}: not a valid kubeconfig${yamlErrorPlace(e)} (its content is not shown: it holds credentials)`
+      )
     }
-  } else kc.loadFromDefault()
-  for (const user of kc.getUsers()) {
-    for (const secret of [user.token, user.password, user.keyData, user.certData]) {
-      if (secret) mask(secret)
+    // Relative certificate and key paths are relative to the kubeconfig file, as for kubectl.
+    if (input.path !== undefined) kc.makePathsAbsolute(dirname(input.path))
+  } else {
+    try {
+      loadDefaultConfig(kc)
+    } catch (e) {
+      if (e instanceof SettingsError) throw e
+      throw new SettingsError(
+        `Invalid kubeconfig from KUBECONFIG or ~/.kube/config: not valid${yamlErrorPlace(e)} (its content is not shown: it holds credentials)`
+      )
     }
   }
+  for (const secret of kubeconfigSecrets(kc)) mask(secret)
   if (context !== undefined) {
     if (!kc.getContextObject(context)) {
       const known = kc.getContexts().map((c) => c.name)
-      throw new SettingsError(`Invalid ${INPUT.context} '${context}': the kubeconfig has ${known.length ? known.join(', ') : 'no contexts'}`)
+      throw new SettingsError(
+        `Invalid ${INPUT.context} '${context}': expected a context of the kubeconfig (${known.length ? known.join(', ') : 'it has none'})`
+      )
     }
     kc.setCurrentContext(context)
   }

@@ -1,31 +1,12 @@
 // Observe: read what the plan needs from the cluster (and the rendered manifest), change nothing.
-import { readFile } from 'node:fs/promises'
-import type { V1Job } from '@kubernetes/client-node'
 import type { JobsClient } from '../kube/client.ts'
 import type { Observed } from '../plan/plan.ts'
-import { INPUT, SettingsError, type Settings } from '../settings/settings.ts'
-import { renderedJobs, replacementFor } from './manifest.ts'
+import { INPUT, type Settings } from '../settings/settings.ts'
+import { replacementFor } from './manifest.ts'
 
 /** The namespace this run works in: the input, else the kubeconfig context's, else default. */
 export function targetNamespace(settings: Settings, client: JobsClient): string {
   return settings.namespace ?? client.defaultNamespace
-}
-
-async function readManifest(path: string): Promise<string> {
-  try {
-    return await readFile(path, 'utf8')
-  } catch (e) {
-    throw new SettingsError(`Invalid ${INPUT.manifest} '${path}': cannot read it (${(e as NodeJS.ErrnoException).code ?? e})`)
-  }
-}
-
-async function manifestJobs(manifestPath: string): Promise<V1Job[]> {
-  try {
-    return renderedJobs(await readManifest(manifestPath))
-  } catch (e) {
-    if (e instanceof SettingsError) throw e
-    throw new SettingsError(`Invalid ${INPUT.manifest} '${manifestPath}': not YAML (${(e as Error).message.split('\n')[0]})`)
-  }
 }
 
 /**
@@ -39,7 +20,7 @@ export async function observe(client: JobsClient, settings: Settings, warn: (mes
   const resourceVersions = { [namespace]: resourceVersion }
   if (settings.scope.manifest === undefined) return { namespace, jobs, resourceVersions }
 
-  const rendered = await manifestJobs(settings.scope.manifest)
+  const rendered = settings.manifestJobs ?? [] // read and parsed with the settings
   const manifest = new Map<string, string | undefined>()
   for (const job of rendered) {
     const name = job.metadata?.name ?? ''
@@ -60,10 +41,11 @@ export async function observe(client: JobsClient, settings: Settings, warn: (mes
 export async function observeSweep(client: JobsClient, settings: Settings): Promise<Observed> {
   const selector = settings.scope.selector
   const namespaces = settings.namespaces ?? [client.defaultNamespace]
-  const listings = settings.allNamespaces ? [await client.listJobs(undefined, selector)] : await Promise.all(namespaces.map((ns) => client.listJobs(ns, selector)))
+  const listings = settings.allNamespaces
+    ? [await client.listJobs(undefined, selector)]
+    : await Promise.all(namespaces.map((ns) => client.listJobs(ns, selector)))
   const jobs = listings.flatMap((l) => l.jobs)
-  const manifest =
-    settings.scope.manifest === undefined ? undefined : new Map((await manifestJobs(settings.scope.manifest)).map((j) => [j.metadata?.name ?? '', undefined]))
+  const manifest = settings.manifestJobs === undefined ? undefined : new Map(settings.manifestJobs.map((j) => [j.metadata?.name ?? '', undefined]))
   // Sweeps never wait, so they need no resourceVersions to watch from.
   return { namespace: settings.allNamespaces ? 'all namespaces' : namespaces.join(', '), jobs, manifest }
 }

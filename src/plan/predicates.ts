@@ -68,3 +68,35 @@ export function ageSeconds(job: JobRecord, now: Date): number {
   const created = job.metadata?.creationTimestamp
   return created ? Math.max(0, (now.getTime() - new Date(created).getTime()) / 1000) : 0
 }
+
+/** The GitOps controller that tracks a Job, and the label or annotation that gives it away. */
+export interface GitOpsOwner {
+  /** The controller whose drift correction may re-create (and so re-run) a deleted Job. */
+  tool: 'Argo CD' | 'Flux'
+  /** The label or annotation found, as `label key=value` or `annotation key=value`. */
+  marker: string
+}
+
+const ARGOCD_INSTANCE_LABEL = 'argocd.argoproj.io/instance'
+const ARGOCD_TRACKING_ANNOTATION = 'argocd.argoproj.io/tracking-id'
+const FLUX_LABEL_PREFIXES = ['helm.toolkit.fluxcd.io/', 'kustomize.toolkit.fluxcd.io/']
+
+/**
+ * Argo CD (label-tracking `argocd.argoproj.io/instance` or annotation-tracking
+ * `argocd.argoproj.io/tracking-id`) or Flux (the `helm.toolkit.fluxcd.io/*` and
+ * `kustomize.toolkit.fluxcd.io/*` labels its controllers set) tracks the Job. Deleting such a
+ * Job still unblocks the upgrade, but the controller sees the missing object as drift and may
+ * re-create it, which runs the old migration again. Empty values do not count.
+ */
+export function gitOpsOwner(job: JobRecord): GitOpsOwner | undefined {
+  const labels = job.metadata?.labels ?? {}
+  const annotations = job.metadata?.annotations ?? {}
+  if (annotations[ARGOCD_TRACKING_ANNOTATION]) {
+    return { tool: 'Argo CD', marker: `annotation ${ARGOCD_TRACKING_ANNOTATION}=${annotations[ARGOCD_TRACKING_ANNOTATION]}` }
+  }
+  if (labels[ARGOCD_INSTANCE_LABEL]) return { tool: 'Argo CD', marker: `label ${ARGOCD_INSTANCE_LABEL}=${labels[ARGOCD_INSTANCE_LABEL]}` }
+  const flux = Object.keys(labels)
+    .sort()
+    .find((key) => labels[key] && FLUX_LABEL_PREFIXES.some((prefix) => key.startsWith(prefix)))
+  return flux === undefined ? undefined : { tool: 'Flux', marker: `label ${flux}=${labels[flux]}` }
+}

@@ -106,7 +106,8 @@ export function planSweep(observed: Observed, settings: Settings, now: Date): Pl
 
 function decideSweep(p: PlannedJob, settings: Settings): Decision {
   if (p.status === 'terminating') return { action: 'keep', reason: 'already being deleted' }
-  if (p.status !== 'succeeded' && p.status !== 'failed') return { action: 'keep', reason: `${p.status === 'running' ? 'still running' : p.status}: not finished` }
+  if (p.status !== 'succeeded' && p.status !== 'failed')
+    return { action: 'keep', reason: `${p.status === 'running' ? 'still running' : p.status}: not finished` }
   const { retention, source } = recordedRetention(p.job, p.status, settings)
   const which = p.status === 'succeeded' ? 'ttl' : 'failure-grace'
   const finished = p.finishedSecondsAgo === undefined ? 'at an unknown time' : `${formatDuration(p.finishedSecondsAgo)} ago`

@@ -26,7 +26,11 @@ export function renderText(s: Summary): string {
     if (shown.notable.length > 0) lines.push(...table(s.columns, shown.notable))
     if (shown.notableLeftOut > 0) lines.push(`… and ${shown.notableLeftOut} more like these: every Job is in the report file.`)
     if (shown.othersTotal > 0) {
-      lines.push('', `${shown.othersTotal} other Job(s)${shown.others.length < shown.othersTotal ? `, the first ${shown.others.length}` : ''}:`, ...table(s.columns, shown.others))
+      lines.push(
+        '',
+        `${shown.othersTotal} other Job(s)${shown.others.length < shown.othersTotal ? `, the first ${shown.others.length}` : ''}:`,
+        ...table(s.columns, shown.others)
+      )
       if (shown.others.length < shown.othersTotal) lines.push(`… and ${shown.othersTotal - shown.others.length} more: every Job is in the report file.`)
     }
   }

@@ -3,14 +3,21 @@
 const UNIT_SECONDS = { d: 86400, h: 3600, m: 60, s: 1 } as const
 const DURATION = /^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/
 
-/** Seconds in `text`, or undefined when it is not a duration like 90s, 15m, 1h30m, 7d or 3600. */
+/**
+ * Seconds in `text`, or undefined when it is not a duration like 90s, 15m, 1h30m, 7d or 3600.
+ * A number too large to count exactly (99999999999999999999) is not a duration either.
+ */
 export function parseDuration(text: string): number | undefined {
   const value = text.trim()
-  if (/^\d+$/.test(value)) return Number(value)
+  if (/^\d+$/.test(value)) return exact(Number(value))
   const m = DURATION.exec(value)
   if (!m || value === '') return undefined
   const [, d, h, min, s] = m
-  return Number(d ?? 0) * UNIT_SECONDS.d + Number(h ?? 0) * UNIT_SECONDS.h + Number(min ?? 0) * UNIT_SECONDS.m + Number(s ?? 0)
+  return exact(Number(d ?? 0) * UNIT_SECONDS.d + Number(h ?? 0) * UNIT_SECONDS.h + Number(min ?? 0) * UNIT_SECONDS.m + Number(s ?? 0))
+}
+
+function exact(n: number): number | undefined {
+  return Number.isSafeInteger(n) ? n : undefined
 }
 
 /** A duration for people: 1h30m, 45s, 2d3h. */

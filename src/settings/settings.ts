@@ -1,31 +1,19 @@
 // The action's inputs (or the CLI's flags), parsed once into one typed Settings object.
-// Nothing else reads inputs: every other module takes Settings.
-import { join } from 'node:path'
+// Nothing else reads inputs: every other module takes Settings. Every bad input is refused here,
+// before the cluster is read; files the inputs name (manifest, kubeconfig) are read here too.
+import { existsSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { parseDuration } from './duration.ts'
+import { join } from 'node:path'
+import type { V1Job } from '@kubernetes/client-node'
+import { renderedJobs } from '../observe/manifest.ts'
+import { formatDuration, parseDuration } from './duration.ts'
+import { INPUT, SettingsError } from './inputs.ts'
+import { expandHome, readKubeconfigInput, type KubeconfigInput } from './kubeconfig-input.ts'
+import { selectorProblem } from './selector.ts'
+import { parseSize } from './size.ts'
 
-/** Input names: part of the public interface (action.yml and README document each). */
-export const INPUT = {
-  phase: 'phase',
-  kubeconfig: 'kubeconfig',
-  context: 'context',
-  namespace: 'namespace',
-  allNamespaces: 'all-namespaces',
-  release: 'release',
-  manifest: 'manifest',
-  selector: 'selector',
-  jobs: 'jobs',
-  includeHooks: 'include-hooks',
-  onRunning: 'on-running',
-  waitTimeout: 'wait-timeout',
-  harvestLogs: 'harvest-logs',
-  logsDir: 'logs-dir',
-  dryRun: 'dry-run',
-  ttl: 'ttl',
-  failureGrace: 'failure-grace',
-  waitForJobs: 'wait-for-jobs',
-  failOnJobFailure: 'fail-on-job-failure'
-} as const
+export { INPUT, SettingsError } from './inputs.ts'
+export type { KubeconfigInput } from './kubeconfig-input.ts'
 
 export const PHASES = ['pre', 'post', 'sweep'] as const
 /** pre: before helm upgrade; post: after the deployment; sweep: scheduled garbage collection. */
@@ -40,8 +28,15 @@ export const HARVEST_LOGS = ['failed', 'all', 'none'] as const
 export type HarvestLogs = (typeof HARVEST_LOGS)[number]
 
 export const ON_LOG_FAILURE = ['keep', 'delete'] as const
-/** What to do with a Job whose logs could not all be saved. */
+/** What to do with a Job whose logs the policy asks for but could not be saved completely. */
 export type OnLogFailure = (typeof ON_LOG_FAILURE)[number]
+
+/** The longest wait: Node.js timers fire at once beyond 2^31-1 ms (24d20h31m), so 24d. */
+export const MAX_WAIT_SECONDS = 24 * 86400
+/** The longest retention: ttlSecondsAfterFinished is a 32-bit integer. */
+export const MAX_RETENTION_SECONDS = 2 ** 31 - 1
+/** The most Jobs handled at once: more would only queue at the API server's rate limits. */
+export const MAX_CONCURRENCY = 64
 
 /** Which Jobs the action may touch. A Job must match every field that is set. */
 export interface Scope {
@@ -49,7 +44,7 @@ export interface Scope {
   release?: string
   /** Path of rendered manifests (helm template output): the Jobs named there. */
   manifest?: string
-  /** Label selector, passed to the API server as is. */
+  /** Label selector, checked with the API server's grammar, passed to it as is. */
   selector?: string
   /** Explicit Job names. */
   jobs?: string[]
@@ -59,82 +54,114 @@ export interface Scope {
 export interface Settings {
   /** Which phase runs (the post entry of a one-step setup runs `post` regardless). */
   phase: Phase
-  /** Kubeconfig content (YAML), decoded from base64 when given so; undefined: the default loading rules. */
-  kubeconfig?: string
+  /** The kubeconfig the input gave (a file's or its own content); undefined: the default loading rules. */
+  kubeconfig?: KubeconfigInput
   /** Kubeconfig context to use; undefined: the current context. */
   context?: string
   /** Namespace to work in; undefined: the context's namespace, else `default`. */
   namespace?: string
-  /** Sweep only: the namespaces to sweep (the namespace input as a list); undefined: `namespace`. */
+  /** Sweep only: the namespaces to sweep (the namespace input as a list, each once); undefined: `namespace`. */
   namespaces?: string[]
   /** Sweep only: every namespace. */
   allNamespaces: boolean
   /** Which Jobs are in scope. At least one field is set. */
   scope: Scope
+  /** With `scope.manifest`: the batch/v1 Jobs it renders, read and parsed with the settings. */
+  manifestJobs?: V1Job[]
   /** Whether Helm/Argo hook Jobs are in scope (their own delete policies manage them otherwise). */
   includeHooks: boolean
   /** What to do with a conflicting Job that is still running. */
   onRunning: OnRunning
-  /** How long `on-running: wait` waits for running Jobs, in seconds. */
+  /** How long `on-running: wait` waits for running Jobs, and deletions may take, in seconds (1 to 24d). */
   waitTimeoutSeconds: number
   /** Whose logs are saved before deletion. */
   harvestLogs: HarvestLogs
+  /** A Job whose logs could not be saved completely: `keep` it (and fail the step), or `delete` it anyway. */
+  onLogFailure: OnLogFailure
+  /** Most bytes saved per container log (the API's limitBytes); a longer log is cut, and says so. */
+  maxLogBytes: number
+  /** Whether failed Jobs' log tails in the summary have the kubeconfig's secrets replaced by ***. */
+  maskLogTails: boolean
   /** Where logs are saved: <logsDir>/<namespace>/<job>/<pod>/<container>.log. */
   logsDir: string
   /** Plan and report only; change nothing. */
   dryRun: boolean
-  /** Retention of a succeeded Job after it finished, in seconds; null: never delete it. */
+  /** Retention of a succeeded Job after it finished, in seconds (an int32); null: never delete it. */
   ttlSeconds: number | null
-  /** Retention of a failed Job after it finished, in seconds; null: never delete it. */
+  /** Retention of a failed Job after it finished, in seconds (an int32); null: never delete it. */
   failureGraceSeconds: number | null
   /** Post: how long to wait for running Jobs to finish, in seconds; 0: don't wait. */
   waitForJobsSeconds: number
   /** Post: fail the step when a Job it waited for failed. */
   failOnJobFailure: boolean
-  /** keep: a Job whose logs could not all be saved is kept and the step fails; delete: it is acted on anyway. */
-  onLogFailure: OnLogFailure
-  /** The most bytes saved of one container log (the API's limitBytes); a longer log is cut, and says so. */
-  maxLogBytes: number
-  /** How many Jobs are acted on at once (the work queue's concurrency). */
+  /** How many Jobs are worked on at once (1 to 64). */
   concurrency: number
 }
 
-/** A bad input: the message names the input, the value and what was expected. */
-export class SettingsError extends Error {
-  override name = 'SettingsError'
+/** How settings read the files that inputs name: a parameter, as the clock is to the planner. */
+export interface SettingsFiles {
+  readText(path: string): string
+  exists(path: string): boolean
 }
+
+const DISK: SettingsFiles = { readText: (path) => readFileSync(path, 'utf8'), exists: (path) => existsSync(path) }
 
 type ReadInput = (name: string) => string
 
+/** A keyword input: like true/false and never, keywords are matched without regard to case. */
 function oneOf<T extends string>(read: ReadInput, name: string, allowed: readonly T[], fallback: T): T {
   const value = read(name).trim()
   if (value === '') return fallback
-  if ((allowed as readonly string[]).includes(value)) return value as T
+  const found = allowed.find((a) => a === value.toLowerCase())
+  if (found !== undefined) return found
   throw new SettingsError(`Invalid ${name} '${value}': expected one of ${allowed.join(', ')}`)
 }
 
 function bool(read: ReadInput, name: string, fallback: boolean): boolean {
-  const value = read(name).trim().toLowerCase()
+  const value = read(name).trim()
   if (value === '') return fallback
-  if (value === 'true') return true
-  if (value === 'false') return false
-  throw new SettingsError(`Invalid ${name} '${read(name).trim()}': expected true or false`)
+  if (/^true$/i.test(value)) return true
+  if (/^false$/i.test(value)) return false
+  throw new SettingsError(`Invalid ${name} '${value}': expected true or false`)
 }
 
-function duration(read: ReadInput, name: string, fallback: string): number {
+const DURATION_EXAMPLES = 'like 90s, 15m, 1h30m, 7d, or seconds'
+
+function duration(read: ReadInput, name: string, fallback: string, min: number, max: number, why: string): number {
   const value = read(name).trim() || fallback
   const seconds = parseDuration(value)
-  if (seconds === undefined) throw new SettingsError(`Invalid ${name} '${value}': expected a duration like 90s, 15m, 1h30m, 7d, or seconds`)
+  if (seconds === undefined) throw new SettingsError(`Invalid ${name} '${value}': expected a duration ${DURATION_EXAMPLES}`)
+  if (seconds < min || seconds > max)
+    throw new SettingsError(`Invalid ${name} '${value}': expected a duration from ${formatDuration(min)} to ${formatDuration(max)} (${why})`)
   return seconds
 }
 
-/** A retention: a duration, or `never` (null). */
+/** A retention: a duration that fits ttlSecondsAfterFinished (an int32), or `never` (null). */
 function retention(read: ReadInput, name: string, fallback: string): number | null {
   const value = read(name).trim() || fallback
   if (value.toLowerCase() === 'never') return null
   const seconds = parseDuration(value)
-  if (seconds === undefined) throw new SettingsError(`Invalid ${name} '${value}': expected never, or a duration like 90s, 15m, 1h30m, 7d, or seconds`)
+  if (seconds === undefined) throw new SettingsError(`Invalid ${name} '${value}': expected never, or a duration ${DURATION_EXAMPLES}`)
+  if (seconds > MAX_RETENTION_SECONDS)
+    throw new SettingsError(
+      `Invalid ${name} '${value}': expected never, or a duration of at most ${MAX_RETENTION_SECONDS} seconds (about 68 years: ttlSecondsAfterFinished is a 32-bit integer)`
+    )
   return seconds
+}
+
+function count(read: ReadInput, name: string, fallback: number, max: number): number {
+  const value = read(name).trim()
+  if (value === '') return fallback
+  if (/^\d+$/.test(value) && Number(value) >= 1 && Number(value) <= max) return Number(value)
+  throw new SettingsError(`Invalid ${name} '${value}': expected a whole number from 1 to ${max}`)
+}
+
+function size(read: ReadInput, name: string, fallback: number): number {
+  const value = read(name).trim()
+  if (value === '') return fallback
+  const bytes = parseSize(value)
+  if (bytes === undefined || bytes === 0) throw new SettingsError(`Invalid ${name} '${value}': expected a size above 0 like 10Mi, 10MiB, 512Ki, or bytes`)
+  return bytes
 }
 
 function optional(read: ReadInput, name: string): string | undefined {
@@ -142,82 +169,118 @@ function optional(read: ReadInput, name: string): string | undefined {
   return value === '' ? undefined : value
 }
 
-/** Kubeconfig YAML as given, or decoded when the input is base64 (as many secrets store it). */
-export function decodeKubeconfig(value: string): string {
-  const text = value.trim()
-  if (/^[A-Za-z0-9+/=\s]+$/.test(text) && !text.includes(':')) {
-    const decoded = Buffer.from(text.replace(/\s+/g, ''), 'base64').toString('utf8')
-    if (/apiVersion|clusters|current-context/.test(decoded)) return decoded
-    throw new SettingsError(`Invalid ${INPUT.kubeconfig}: it looks like base64 but does not decode to a kubeconfig`)
-  }
-  if (!/clusters\s*:|"clusters"/.test(text))
-    throw new SettingsError(`Invalid ${INPUT.kubeconfig}: expected kubeconfig YAML (with clusters:) or the same base64-encoded`)
-  return text
-}
-
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/
-const JOB_NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/
-
-/** Items of a comma- or newline-separated input. */
-function list(value: string): string[] {
-  return value
+/** Items of a comma- or newline-separated input; a value with no item at all (`,`) is refused. */
+function list(read: ReadInput, name: string, what: string): string[] {
+  const value = read(name).trim()
+  const items = value
     .split(/[,\n]/)
     .map((item) => item.trim())
     .filter((item) => item !== '')
+  if (value !== '' && items.length === 0) throw new SettingsError(`Invalid ${name} '${value}': expected ${what}, separated by commas or newlines`)
+  return items
 }
 
-/** Parses and validates the inputs; throws SettingsError naming the first bad input. */
-export function parseSettings(read: ReadInput, env: NodeJS.ProcessEnv = process.env): Settings {
-  const phase = oneOf(read, INPUT.phase, PHASES, 'pre')
-  const kubeconfigInput = optional(read, INPUT.kubeconfig)
-  const namespaces = list(read(INPUT.namespace))
-  for (const ns of namespaces) {
-    if (!DNS_LABEL.test(ns)) throw new SettingsError(`Invalid ${INPUT.namespace} '${ns}': expected a namespace name (lowercase letters, digits and '-')`)
-  }
-  if (namespaces.length > 1 && phase !== 'sweep') {
-    throw new SettingsError(`Invalid ${INPUT.namespace} '${namespaces.join(', ')}': the ${phase} phase works in one namespace; lists are for phase: sweep`)
-  }
-  const allNamespaces = bool(read, INPUT.allNamespaces, false)
-  if (allNamespaces && phase !== 'sweep') throw new SettingsError(`Invalid ${INPUT.allNamespaces} 'true': only phase: sweep works across namespaces`)
-  if (allNamespaces && namespaces.length > 0) throw new SettingsError(`Set either ${INPUT.namespace} or ${INPUT.allNamespaces}, not both`)
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/
 
-  const jobs = list(read(INPUT.jobs))
+function namespaceList(read: ReadInput, phase: Phase): string[] {
+  const namespaces = list(read, INPUT.namespace, 'namespace names')
+  for (const ns of namespaces) {
+    if (!DNS_LABEL.test(ns) || ns.length > 63)
+      throw new SettingsError(
+        `Invalid ${INPUT.namespace} '${ns}': expected a namespace name (at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit)`
+      )
+  }
+  const twice = namespaces.find((ns, i) => namespaces.indexOf(ns) !== i)
+  if (twice !== undefined)
+    throw new SettingsError(`Invalid ${INPUT.namespace} '${namespaces.join(', ')}': expected each namespace once; ${twice} is listed twice`)
+  if (namespaces.length > 1 && phase !== 'sweep')
+    throw new SettingsError(`Invalid ${INPUT.namespace} '${namespaces.join(', ')}': the ${phase} phase works in one namespace; lists are for phase: sweep`)
+  return namespaces
+}
+
+/** The rendered Jobs of the manifest input, read now so that a bad file is refused before the cluster is read. */
+function manifestJobs(path: string, env: NodeJS.ProcessEnv, files: SettingsFiles): V1Job[] {
+  let text: string
+  try {
+    text = files.readText(expandHome(path, env))
+  } catch (e) {
+    throw new SettingsError(
+      `Invalid ${INPUT.manifest} '${path}': expected a readable file of rendered manifests; cannot read it (${(e as NodeJS.ErrnoException).code ?? e})`
+    )
+  }
+  try {
+    return renderedJobs(text)
+  } catch (e) {
+    throw new SettingsError(`Invalid ${INPUT.manifest} '${path}': expected YAML (helm template output); ${(e as Error).message.split('\n')[0]}`)
+  }
+}
+
+function scopeOf(read: ReadInput): Scope {
+  const jobs = list(read, INPUT.jobs, 'Job names')
   for (const job of jobs) {
-    if (!JOB_NAME.test(job) || job.length > 253)
-      throw new SettingsError(`Invalid ${INPUT.jobs} entry '${job}': expected a Job name (lowercase letters, digits, '-' and '.')`)
+    if (!DNS_SUBDOMAIN.test(job) || job.length > 253)
+      throw new SettingsError(`Invalid ${INPUT.jobs} '${job}': expected a Job name (lowercase letters, digits, '-' and '.')`)
   }
-  const scope: Scope = {
-    release: optional(read, INPUT.release),
-    manifest: optional(read, INPUT.manifest),
-    selector: optional(read, INPUT.selector),
-    jobs: jobs.length > 0 ? jobs : undefined
-  }
+  const release = optional(read, INPUT.release)
+  if (release !== undefined && (!DNS_SUBDOMAIN.test(release) || release.length > 53))
+    throw new SettingsError(`Invalid ${INPUT.release} '${release}': expected a Helm release name (at most 53 lowercase letters, digits, '-' and '.')`)
+  const selector = optional(read, INPUT.selector)
+  const problem = selector === undefined ? undefined : selectorProblem(selector)
+  if (problem !== undefined)
+    throw new SettingsError(`Invalid ${INPUT.selector} '${selector}': expected a label selector like app=web,tier in (a,b),!canary; ${problem}`)
+  const scope: Scope = { release, manifest: optional(read, INPUT.manifest), selector, jobs: jobs.length > 0 ? jobs : undefined }
   if (!scope.release && !scope.manifest && !scope.selector && !scope.jobs) {
     throw new SettingsError(
       `No scope: set at least one of ${INPUT.release}, ${INPUT.manifest}, ${INPUT.selector} or ${INPUT.jobs}, so that only the Jobs you mean are touched`
     )
   }
+  return scope
+}
 
+/** Parses and validates the inputs; throws SettingsError naming the first bad input. */
+export function parseSettings(read: ReadInput, env: NodeJS.ProcessEnv = process.env, files: SettingsFiles = DISK): Settings {
+  const phase = oneOf(read, INPUT.phase, PHASES, 'pre')
+  const kubeconfig = optional(read, INPUT.kubeconfig)
+  const namespaces = namespaceList(read, phase)
+  const allNamespaces = bool(read, INPUT.allNamespaces, false)
+  if (allNamespaces && phase !== 'sweep') throw new SettingsError(`Invalid ${INPUT.allNamespaces} 'true': only phase: sweep works across namespaces`)
+  if (allNamespaces && namespaces.length > 0)
+    throw new SettingsError(`Invalid ${INPUT.allNamespaces} 'true' with ${INPUT.namespace} '${namespaces.join(', ')}': expected one of them, not both`)
+  const scope = scopeOf(read)
+  if (allNamespaces && scope.manifest !== undefined)
+    throw new SettingsError(
+      `Invalid ${INPUT.allNamespaces} 'true' with ${INPUT.manifest}: expected the namespaces to sweep, since the rendered Jobs' names would match Jobs of the same name in every namespace`
+    )
   return {
     phase,
-    kubeconfig: kubeconfigInput === undefined ? undefined : decodeKubeconfig(kubeconfigInput),
+    kubeconfig: kubeconfig === undefined ? undefined : readKubeconfigInput(kubeconfig, env, files.readText, files.exists),
     context: optional(read, INPUT.context),
     namespace: namespaces[0],
     namespaces: namespaces.length > 0 ? namespaces : undefined,
     allNamespaces,
     scope,
+    manifestJobs: scope.manifest === undefined ? undefined : manifestJobs(scope.manifest, env, files),
     includeHooks: bool(read, INPUT.includeHooks, false),
     onRunning: oneOf(read, INPUT.onRunning, ON_RUNNING, 'wait'),
-    waitTimeoutSeconds: duration(read, INPUT.waitTimeout, '10m'),
+    waitTimeoutSeconds: duration(
+      read,
+      INPUT.waitTimeout,
+      '10m',
+      1,
+      MAX_WAIT_SECONDS,
+      'waiting for running Jobs and for deletions needs time, and no timer waits longer'
+    ),
     harvestLogs: oneOf(read, INPUT.harvestLogs, HARVEST_LOGS, 'failed'),
-    logsDir: optional(read, INPUT.logsDir) ?? join(env.RUNNER_TEMP || tmpdir(), 'job-sweeper', 'logs'),
+    onLogFailure: oneOf(read, INPUT.onLogFailure, ON_LOG_FAILURE, 'keep'),
+    maxLogBytes: size(read, INPUT.maxLogBytes, 10 * 1024 ** 2),
+    maskLogTails: bool(read, INPUT.maskLogTails, true),
+    logsDir: expandHome(optional(read, INPUT.logsDir) ?? join(env.RUNNER_TEMP || tmpdir(), 'job-sweeper', 'logs'), env),
     dryRun: bool(read, INPUT.dryRun, false),
     ttlSeconds: retention(read, INPUT.ttl, '1h'),
     failureGraceSeconds: retention(read, INPUT.failureGrace, '24h'),
-    waitForJobsSeconds: duration(read, INPUT.waitForJobs, '0'),
+    waitForJobsSeconds: duration(read, INPUT.waitForJobs, '0', 0, MAX_WAIT_SECONDS, '0 does not wait, and no timer waits longer'),
     failOnJobFailure: bool(read, INPUT.failOnJobFailure, true),
-    onLogFailure: 'keep',
-    maxLogBytes: 10 * 1024 * 1024,
-    concurrency: 8
+    concurrency: count(read, INPUT.concurrency, 8, MAX_CONCURRENCY)
   }
 }

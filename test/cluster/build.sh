@@ -5,8 +5,10 @@
 # interrupted (or ran in the background) picks up where it stopped. The cache directory is keyed
 # by all pinned versions; GOCACHE/GOMODCACHE are Go's own and survive between runs.
 #
-# Usage: test/cluster/build.sh            build what is missing, print the bin directory last
-#        test/cluster/build.sh --print    print the bin directory only (builds nothing)
+# Usage: test/cluster/build.sh             build what is missing, print the bin directory last
+#        test/cluster/build.sh --print     print the bin directory only (builds nothing)
+#        test/cluster/build.sh --versions  print the selected set's versions as NAME=value lines
+# JOB_SWEEPER_VERSIONS selects the set of versions (see versions.sh); the default is the newest.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -14,7 +16,22 @@ here=$(cd "$(dirname "$0")" && pwd)
 source "$here/versions.sh"
 
 bin="$JOB_SWEEPER_BIN"
-if [ "${1:-}" = "--print" ]; then
+case "${1:-}" in
+  --print) echo "$bin"; exit 0 ;;
+  --versions)
+    printf '%s\n' "JOB_SWEEPER_VERSIONS=$JOB_SWEEPER_VERSIONS" "K8S_VERSION=$K8S_VERSION" \
+      "ETCD_VERSION=$ETCD_VERSION" "KWOK_VERSION=$KWOK_VERSION" "HELM_VERSION=$HELM_VERSION"
+    exit 0
+    ;;
+esac
+
+all_binaries=(etcd kwok helm kube-apiserver kube-controller-manager kube-scheduler kubectl)
+have_all() {
+  local b
+  for b in "${all_binaries[@]}"; do [ -x "$bin/$b" ] || return 1; done
+}
+# Nothing to build: no lock, so a set that is ready never waits for another set's build.
+if have_all; then
   echo "$bin"
   exit 0
 fi
@@ -112,7 +129,9 @@ build_plain() { # name module/package version
 say "cache: $bin"
 build_etcd
 build_plain kwok sigs.k8s.io/kwok/cmd/kwok "$KWOK_VERSION"
-build_plain helm helm.sh/helm/v3/cmd/helm "$HELM_VERSION" "-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION"
+# Helm's module path carries its major version (helm.sh/helm/v3, helm.sh/helm/v4).
+helm_major=${HELM_VERSION#v}; helm_major=${helm_major%%.*}
+build_plain helm "helm.sh/helm/v$helm_major/cmd/helm" "$HELM_VERSION" "-X helm.sh/helm/v$helm_major/internal/version.version=$HELM_VERSION"
 build_kubernetes
 say "all binaries ready ($(du -sh "$bin" | cut -f1))"
 echo "$bin"

@@ -12,7 +12,9 @@ async function up(): Promise<void> {
   const cluster = running ?? (await startCluster(dir, (line) => console.error(line)))
   const env = join(dir, 'env')
   writeFileSync(env, `export KUBECONFIG='${cluster.kubeconfig}'\nexport PATH='${cluster.binDir}':"$PATH"\n`)
-  console.error(running ? `cluster already running at ${cluster.server}` : `cluster ${cluster.version} running at ${cluster.server}`)
+  console.error(
+    running ? `cluster already running at ${cluster.server}` : `cluster ${cluster.version} with Helm ${cluster.helmVersion} running at ${cluster.server}`
+  )
   console.error(`use it with: source ${env}`)
 }
 

@@ -8,12 +8,12 @@
 import { execFileSync } from 'node:child_process'
 import { generateKeyPairSync, randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { request } from 'node:https'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { BatchV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node'
 import { freePort, isAlive, logTail, startProcess, stopProcesses, waitFor } from './processes.ts'
 import { FAKE_NODE_NAME, fakeNode, kwokConfig } from './kwok.ts'
+import { apiServerCertFile, apiServerPid, apiServerCommand, httpsOk, startApiServer, waitForApiServer } from './apiserver.ts'
 
 const here = dirname(fileURLToPath(import.meta.url))
 
@@ -29,17 +29,48 @@ export interface Cluster {
   server: string
   /** Kubernetes version the binaries were built at. */
   version: string
+  /** Helm version of `binDir`'s helm (v3.x or v4.x). */
+  helmVersion: string
 }
 
-/** The pinned versions and binary cache, read from versions.sh (the build script's source). */
+/** The binary cache of the selected set of versions (versions.sh, JOB_SWEEPER_VERSIONS). */
 export function binDir(): string {
   return execFileSync(join(here, 'build.sh'), ['--print'], { encoding: 'utf8' }).trim()
 }
 
+/** The selected set of pinned versions, as versions.sh resolves it for JOB_SWEEPER_VERSIONS. */
+export interface PinnedVersions {
+  /** The set's name: newest (the default) or oldest. */
+  set: string
+  kubernetes: string
+  etcd: string
+  kwok: string
+  helm: string
+}
+
+let pinned: PinnedVersions | undefined
+
+export function pinnedVersions(): PinnedVersions {
+  if (pinned) return pinned
+  // build.sh sources versions.sh, so the set is resolved in exactly one place.
+  const out = execFileSync(join(here, 'build.sh'), ['--versions'], { encoding: 'utf8' })
+  const value = (name: string): string => {
+    const m = new RegExp(`^${name}=(\\S+)$`, 'm').exec(out)
+    if (!m) throw new Error(`test/cluster/build.sh --versions printed no ${name}`)
+    return m[1]
+  }
+  pinned = {
+    set: value('JOB_SWEEPER_VERSIONS'),
+    kubernetes: value('K8S_VERSION'),
+    etcd: value('ETCD_VERSION'),
+    kwok: value('KWOK_VERSION'),
+    helm: value('HELM_VERSION')
+  }
+  return pinned
+}
+
 export function pinnedKubernetesVersion(): string {
-  const m = /^K8S_VERSION=(\S+)/m.exec(readFileSync(join(here, 'versions.sh'), 'utf8'))
-  if (!m) throw new Error('K8S_VERSION missing from test/cluster/versions.sh')
-  return m[1]
+  return pinnedVersions().kubernetes
 }
 
 /** Builds the binaries if any is missing (slow the first time on a machine; prints progress). */
@@ -62,21 +93,23 @@ function writeKubeconfig(path: string, server: string, caFile: string, token: st
   writeFileSync(path, JSON.stringify(config, null, 2), { mode: 0o600 })
 }
 
-function httpsOk(url: string, caFile: string, token?: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const req = request(url, { ca: readFileSync(caFile), headers: token ? { Authorization: `Bearer ${token}` } : {}, timeout: 2000 }, (res) => {
-      res.resume()
-      resolve(res.statusCode === 200)
-    })
-    req.on('error', () => resolve(false))
-    req.on('timeout', () => req.destroy())
-    req.end()
-  })
-}
-
 async function httpOk(url: string): Promise<boolean> {
   const res = await fetch(url, { signal: AbortSignal.timeout(2000) })
   return res.ok
+}
+
+/** Client limits of the controllers and the scheduler: high enough never to be the bottleneck. */
+const CLIENT_QPS = 5000
+const CLIENT_BURST = 10000
+
+/** kube-scheduler's configuration (JSON is YAML): its client limits, no leader election. */
+function schedulerConfig(kubeconfig: string): string {
+  return JSON.stringify({
+    apiVersion: 'kubescheduler.config.k8s.io/v1',
+    kind: 'KubeSchedulerConfiguration',
+    clientConnection: { kubeconfig, qps: CLIENT_QPS, burst: CLIENT_BURST },
+    leaderElection: { leaderElect: false }
+  })
 }
 
 /**
@@ -123,53 +156,32 @@ export async function startCluster(dir: string, log: (line: string) => void = ()
     writeFileSync(join(pki, 'sa.key'), sa.privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 })
     writeFileSync(join(pki, 'sa.pub'), sa.publicKey.export({ type: 'spki', format: 'pem' }))
     const server = `https://127.0.0.1:${apiPort}`
-    startProcess(dir, '2-kube-apiserver', join(bin, 'kube-apiserver'), [
-      `--etcd-servers=${etcdUrl}`,
-      `--cert-dir=${pki}`, // self-signed serving certificate for 127.0.0.1, generated at start
-      `--secure-port=${apiPort}`,
-      '--bind-address=127.0.0.1',
-      '--advertise-address=127.0.0.1',
-      // The `kubernetes` Service's endpoints cannot be a loopback address; nothing here needs it.
-      '--endpoint-reconciler-type=none',
-      '--service-cluster-ip-range=10.0.0.0/24',
-      '--authorization-mode=RBAC',
-      `--token-auth-file=${join(pki, 'tokens.csv')}`,
-      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-      `--service-account-key-file=${join(pki, 'sa.pub')}`,
-      `--service-account-signing-key-file=${join(pki, 'sa.key')}`,
-      // No serviceaccount controllers run, so no namespace gets a `default` ServiceAccount.
-      // TaintNodesByCondition would taint the new node not-ready, and only the node-lifecycle
-      // controller (not run here) lifts that taint.
-      '--disable-admission-plugins=ServiceAccount,TaintNodesByCondition',
-      // kwok serves pod logs on the fake node's kubelet port with a self-signed certificate.
-      '--kubelet-preferred-address-types=InternalIP',
-      '--allow-privileged=true'
-    ])
+    startApiServer(dir, apiServerCommand({ bin, pki, etcdUrl, port: apiPort }))
     step('kube-apiserver started')
-    const caFile = join(pki, 'apiserver.crt')
-    await waitFor(
-      'kube-apiserver certificate',
-      async () => existsSync(caFile),
-      60_000,
-      () => logTail(dir, '2-kube-apiserver')
-    )
-    await waitFor(
-      'kube-apiserver /readyz',
-      () => httpsOk(`${server}/readyz`, caFile, token),
-      90_000,
-      () => logTail(dir, '2-kube-apiserver')
-    )
+    await waitForApiServer(dir, server)
     step('kube-apiserver ready')
 
     const kubeconfig = join(dir, 'kubeconfig')
-    writeKubeconfig(kubeconfig, server, caFile, token)
-    const common = [`--kubeconfig=${kubeconfig}`, '--leader-elect=false', '--bind-address=127.0.0.1', '--secure-port=0']
+    writeKubeconfig(kubeconfig, server, apiServerCertFile(dir), token)
+    const serving = ['--bind-address=127.0.0.1', '--secure-port=0']
     startProcess(dir, '3-kube-controller-manager', join(bin, 'kube-controller-manager'), [
-      ...common,
+      `--kubeconfig=${kubeconfig}`,
+      '--leader-elect=false',
+      ...serving,
       '--controllers=job-controller,ttl-after-finished-controller,garbage-collector-controller,namespace-controller',
-      '--use-service-account-credentials=false'
+      '--use-service-account-credentials=false',
+      // At the default client limits (20 QPS, burst 30) the job controller needs ~16 minutes to
+      // create and finish 3,000 Jobs' pods; this API server serves one test run, not a fleet.
+      `--kube-api-qps=${CLIENT_QPS}`,
+      `--kube-api-burst=${CLIENT_BURST}`,
+      '--concurrent-job-syncs=50',
+      '--concurrent-ttl-after-finished-syncs=20',
+      '--concurrent-gc-syncs=50'
     ])
-    startProcess(dir, '4-kube-scheduler', join(bin, 'kube-scheduler'), common)
+    // The scheduler's client limits (default 50 QPS) go in its configuration file: its
+    // --kube-api-qps flags are deprecated, and a file keeps working across minors.
+    writeFileSync(join(dir, 'kube-scheduler.yaml'), schedulerConfig(kubeconfig))
+    startProcess(dir, '4-kube-scheduler', join(bin, 'kube-scheduler'), [`--config=${join(dir, 'kube-scheduler.yaml')}`, ...serving])
     writeFileSync(join(dir, 'kwok.yaml'), kwokConfig())
     // KWOK_WORKDIR: kwok would otherwise also load ~/.kwok/kwok.yaml if a user has one.
     startProcess(
@@ -206,7 +218,7 @@ export async function startCluster(dir: string, log: (line: string) => void = ()
     await probeJob(kc, dir)
     step('a probe Job ran to completion: cluster ready')
 
-    const cluster: Cluster = { dir, kubeconfig, binDir: bin, server, version: pinnedKubernetesVersion() }
+    const cluster: Cluster = { dir, kubeconfig, binDir: bin, server, version: pinnedKubernetesVersion(), helmVersion: pinnedVersions().helm }
     writeFileSync(join(dir, 'cluster.json'), JSON.stringify(cluster, null, 2))
     return cluster
   } catch (e) {
@@ -215,7 +227,7 @@ export async function startCluster(dir: string, log: (line: string) => void = ()
 }
 
 /** Runs one Job through scheduler, kwok and job controller; proves the whole loop works. */
-async function probeJob(kc: KubeConfig, dir: string): Promise<void> {
+export async function probeJob(kc: KubeConfig, dir: string): Promise<void> {
   const batch = kc.makeApiClient(BatchV1Api)
   const name = `probe-${Date.now()}`
   await batch.createNamespacedJob({
@@ -246,13 +258,12 @@ export async function runningCluster(dir: string): Promise<Cluster | undefined> 
   const file = join(dir, 'cluster.json')
   if (!existsSync(file)) return undefined
   const cluster = JSON.parse(readFileSync(file, 'utf8')) as Cluster
-  const pidFile = join(dir, 'pids', '2-kube-apiserver')
-  const pid = existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8')) : 0
+  const pid = apiServerPid(dir)
   if (!pid || !isAlive(pid)) return undefined
   const kc = new KubeConfig()
   kc.loadFromFile(cluster.kubeconfig)
   const token = kc.getCurrentUser()?.token
-  return (await httpsOk(`${cluster.server}/readyz`, join(dir, 'pki', 'apiserver.crt'), token)) ? cluster : undefined
+  return (await httpsOk(`${cluster.server}/readyz`, apiServerCertFile(dir), token)) ? cluster : undefined
 }
 
 /** Stops every process of the cluster in `dir`; returns what it stopped. */

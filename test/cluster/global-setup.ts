@@ -4,11 +4,19 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { clusterEnv, runningCluster, startCluster } from './cluster.ts'
+import { clusterEnv, pinnedVersions, runningCluster, startCluster } from './cluster.ts'
 
 export default async function globalSetup(): Promise<void> {
   const shared = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '.cluster')
   let cluster = await runningCluster(shared)
+  const pinned = pinnedVersions()
+  if (cluster && (cluster.version !== pinned.kubernetes || cluster.helmVersion !== pinned.helm)) {
+    // A cluster of another set of versions (JOB_SWEEPER_VERSIONS) would test the wrong thing.
+    console.error(
+      `\nnot using the running cluster in ${shared}: it runs ${cluster.version} with Helm ${cluster.helmVersion}, the ${pinned.set} set is ${pinned.kubernetes} with Helm ${pinned.helm}`
+    )
+    cluster = undefined
+  }
   if (cluster) {
     console.error(`\nusing the running cluster in ${shared}`)
   } else {

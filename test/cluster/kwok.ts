@@ -11,10 +11,18 @@ export const FAKE_NODE_NAME = 'kwok-node-0'
 export const FAIL_LABEL = 'job-sweeper.test/fail'
 /** Label on a pod template: its pods stay Running until the label is removed. */
 export const HOLD_LABEL = 'job-sweeper.test/hold'
+/** Label on a pod template: once deleted, its pods stay Terminating until the label is removed. */
+export const LINGER_LABEL = 'job-sweeper.test/linger'
 /** Annotation on a pod template: its pods stay Running this long (a Go duration, e.g. 5s). */
 export const RUN_FOR_ANNOTATION = 'job-sweeper.test/run-for'
 /** What every fake container logs (kwok serves it through the API server's pods/log). */
 export const FAKE_POD_LOG = join(here, 'pod.log')
+
+/**
+ * Pods the fake node takes. Job pods request nothing, so only this count limits scheduling:
+ * benchmarks run thousands of Jobs (one pod each) at once, so it is far above a real node's 110.
+ */
+export const FAKE_NODE_PODS = 20_000
 
 /** The Node kwok manages: selected by annotation, no taints, room for many pods. */
 export function fakeNode(): V1Node {
@@ -26,7 +34,7 @@ export function fakeNode(): V1Node {
       annotations: { 'kwok.x-k8s.io/node': 'fake' },
       labels: { 'kubernetes.io/hostname': FAKE_NODE_NAME, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', type: 'kwok' }
     },
-    status: { capacity: { cpu: '32', memory: '256Gi', pods: '250' } }
+    status: { capacity: { cpu: '32', memory: '256Gi', pods: String(FAKE_NODE_PODS) } }
   }
 }
 

@@ -3,12 +3,27 @@
 // process that started a cluster (`npm run cluster:up`) can exit and another one
 // (`npm run cluster:down`, jest's teardown) can stop it later.
 import { spawn } from 'node:child_process'
-import { openSync, closeSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { openSync, closeSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 
-/** Starts `command` detached, logging to `<dir>/logs/<name>.log` and recording its pid. */
+/** How a process was started, as recorded in `<dir>/commands/<name>.json` (no secrets). */
+export interface ProcessCommand {
+  /** Absolute path of the binary. */
+  command: string
+  /** Its flags, in order. */
+  args: string[]
+  /** Variables set on top of the starter's environment (only these are recorded). */
+  env: Record<string, string>
+}
+
+/**
+ * Starts `command` detached, logging to `<dir>/logs/<name>.log` and recording its pid, and its
+ * command so that startProcessAgain() can start it again exactly as it was.
+ */
 export function startProcess(dir: string, name: string, command: string, args: string[], env: Record<string, string> = {}): number {
+  mkdirSync(join(dir, 'commands'), { recursive: true })
+  writeFileSync(join(dir, 'commands', `${name}.json`), JSON.stringify({ command, args, env } satisfies ProcessCommand, null, 2))
   const log = openSync(join(dir, 'logs', `${name}.log`), 'a')
   try {
     const child = spawn(command, args, { detached: true, stdio: ['ignore', log, log], cwd: dir, env: { ...process.env, ...env } })
@@ -19,6 +34,21 @@ export function startProcess(dir: string, name: string, command: string, args: s
   } finally {
     closeSync(log)
   }
+}
+
+/** Starts process `name` of the cluster in `dir` again with its recorded command; returns its pid. */
+export function startProcessAgain(dir: string, name: string): number {
+  const file = join(dir, 'commands', `${name}.json`)
+  if (!existsSync(file)) throw new Error(`${file} is missing: the cluster was started before commands were recorded`)
+  const recorded = JSON.parse(readFileSync(file, 'utf8')) as ProcessCommand
+  return startProcess(dir, name, recorded.command, recorded.args, recorded.env)
+}
+
+/** The pid recorded for process `name`, or 0 when there is none. */
+export function recordedPid(dir: string, name: string): number {
+  const file = join(dir, 'pids', name)
+  const pid = existsSync(file) ? Number(readFileSync(file, 'utf8')) : 0
+  return Number.isInteger(pid) && pid > 0 ? pid : 0
 }
 
 /** True while the process exists (a zombie of ours counts until reaped). */
@@ -47,13 +77,14 @@ export function logTail(dir: string, name: string, lines = 15): string {
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
 
 /**
- * Stops every process recorded under `<dir>/pids`, in reverse start order: SIGTERM to the whole
- * process group, then SIGKILL after `graceMs`. Returns the names of the processes it stopped.
+ * Stops every process recorded under `<dir>/pids` (or only those named in `only`), in reverse
+ * start order: SIGTERM to the whole process group, then SIGKILL after `graceMs`. Returns the
+ * names of the processes it stopped.
  */
-export async function stopProcesses(dir: string, graceMs = 5000): Promise<string[]> {
+export async function stopProcesses(dir: string, graceMs = 5000, only?: string[]): Promise<string[]> {
   let names: string[]
   try {
-    names = readdirSync(join(dir, 'pids'))
+    names = readdirSync(join(dir, 'pids')).filter((name) => !only || only.includes(name))
   } catch {
     return []
   }

@@ -2,9 +2,9 @@
 // and the cluster's helm/kubectl.
 import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { BatchV1Api, CoreV1Api, KubeConfig, type V1Job } from '@kubernetes/client-node'
+import { BatchV1Api, CoreV1Api, KubeConfig, type V1Job, type V1JobSpec } from '@kubernetes/client-node'
 import type { Cluster } from './cluster.ts'
-import { FAIL_LABEL, HOLD_LABEL, RUN_FOR_ANNOTATION } from './kwok.ts'
+import { FAIL_LABEL, HOLD_LABEL, LINGER_LABEL, RUN_FOR_ANNOTATION } from './kwok.ts'
 
 export function testCluster(): Cluster {
   const json = process.env.JOB_SWEEPER_CLUSTER
@@ -47,12 +47,17 @@ export interface TestJob {
   annotations?: Record<string, string>
   ttlSecondsAfterFinished?: number
   image?: string
+  /** Once deleted, the pods stay Terminating until a test removes the linger label. */
+  linger?: boolean
+  /** Merged over the defaults (backoffLimit 0, one pod): completions, successPolicy, … */
+  spec?: Omit<Partial<V1JobSpec>, 'template'>
 }
 
 export function jobManifest(job: TestJob): V1Job {
   const podLabels: Record<string, string> = {}
   if (job.behaviour === 'fail') podLabels[FAIL_LABEL] = 'true'
   if (job.behaviour === 'hold') podLabels[HOLD_LABEL] = 'true'
+  if (job.linger) podLabels[LINGER_LABEL] = 'true'
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',
@@ -63,7 +68,8 @@ export function jobManifest(job: TestJob): V1Job {
       template: {
         metadata: { labels: podLabels, annotations: job.runFor ? { [RUN_FOR_ANNOTATION]: job.runFor } : undefined },
         spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: job.image ?? 'example.invalid/job:1' }] }
-      }
+      },
+      ...job.spec
     }
   }
 }
@@ -131,6 +137,13 @@ export function run(command: string, args: string[], env: Record<string, string>
     timeout: 180_000
   })
   return { code: result.status ?? -1, stdout: result.stdout ?? '', stderr: result.stderr ?? '' }
+}
+
+/** The major version of the cluster's helm: 3, or 4 (server-side apply by default). */
+export function helmMajor(): 3 | 4 {
+  const major = Number(/^v(\d+)\./.exec(testCluster().helmVersion)?.[1])
+  if (major !== 3 && major !== 4) throw new Error(`unexpected Helm version '${testCluster().helmVersion}': expected v3.x or v4.x`)
+  return major
 }
 
 export function helm(...args: string[]): CommandResult {

@@ -1,9 +1,30 @@
-# Pinned versions of the local control plane. The binary cache is keyed by all of them, so a bump
-# builds into a fresh directory and never mixes versions. Sourced by build.sh; read by cluster.ts.
-K8S_VERSION=v1.34.4
-ETCD_VERSION=v3.6.16
-KWOK_VERSION=v0.8.0
-HELM_VERSION=v3.21.4
+# Pinned versions of the local control plane, as named sets. Pick one with JOB_SWEEPER_VERSIONS:
+#
+#   newest (default)  the newest Kubernetes with Helm 4: what users deploying today run
+#   oldest            the oldest Kubernetes we support with Helm 3
+#
+# The binary cache is keyed by all of a set's versions, so a bump (or another set) builds into a
+# fresh directory and never mixes versions. Sourced by build.sh; cluster.ts reads the selected set
+# through `build.sh --versions`.
+JOB_SWEEPER_VERSIONS=${JOB_SWEEPER_VERSIONS:-newest}
+case "$JOB_SWEEPER_VERSIONS" in
+  newest)
+    K8S_VERSION=v1.37.2
+    ETCD_VERSION=v3.6.16
+    KWOK_VERSION=v0.8.0
+    HELM_VERSION=v4.3.2
+    ;;
+  oldest)
+    K8S_VERSION=v1.34.4
+    ETCD_VERSION=v3.6.16
+    KWOK_VERSION=v0.8.0
+    HELM_VERSION=v3.21.4
+    ;;
+  *)
+    echo "Invalid JOB_SWEEPER_VERSIONS '$JOB_SWEEPER_VERSIONS': expected newest or oldest" >&2
+    return 1 2>/dev/null || exit 1
+    ;;
+esac
 
 JOB_SWEEPER_CACHE=${JOB_SWEEPER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/job-sweeper}
 JOB_SWEEPER_BIN="$JOB_SWEEPER_CACHE/k8s-$K8S_VERSION-etcd-$ETCD_VERSION-kwok-$KWOK_VERSION-helm-$HELM_VERSION/bin"

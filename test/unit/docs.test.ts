@@ -31,11 +31,12 @@ test('the code reads exactly the inputs action.yml declares', () => {
   expect(Object.values(INPUT).sort()).toEqual(Object.keys(action.inputs).sort())
 })
 
-test('every file in examples/ is shown in the README, word for word', () => {
-  const examples = readdirSync(join(root, 'examples'))
+test('every file in examples/ (and its folders) is shown in the README, word for word', () => {
+  const examples = readdirSync(join(root, 'examples'), { recursive: true, withFileTypes: true }).filter((e) => e.isFile())
   expect(examples.length).toBeGreaterThan(0)
-  for (const name of examples) {
-    const text = readFileSync(join(root, 'examples', name), 'utf8').trimEnd()
+  for (const file of examples) {
+    const name = join(file.parentPath, file.name).slice(root.length + 1)
+    const text = readFileSync(join(root, name), 'utf8').trimEnd()
     expect([name, readme.includes(`\`\`\`yaml\n${text}\n\`\`\``)]).toEqual([name, true])
   }
 })

@@ -5,7 +5,8 @@ import type { V1Job } from '@kubernetes/client-node'
 import { NOW, newJob, type JobShape } from './jobs.ts'
 
 function settings(inputs: Record<string, string>): Settings {
-  return parseSettings((name) => inputs[name] ?? '', {})
+  // The planner gets the manifest's verdicts from Observed; the file itself is not read here.
+  return parseSettings((name) => inputs[name] ?? '', {}, { readText: () => '', exists: () => false })
 }
 
 interface Case {
@@ -139,7 +140,8 @@ test.each([
 })
 
 describe('Jobs that are not simply running', () => {
-  const suspended = (): V1Job => ({ ...newJob({ name: 'app-migrate', release: 'app', status: 'running' }), status: {}, spec: { suspend: true, template: {} } }) as V1Job
+  const suspended = (): V1Job =>
+    ({ ...newJob({ name: 'app-migrate', release: 'app', status: 'running' }), status: {}, spec: { suspend: true, template: {} } }) as V1Job
   test('suspended Job with no pod (a queue holds it) → deleted without waiting, on-running wait or not', () => {
     for (const onRunning of ['wait', 'fail', 'delete']) {
       const plan = planPrune({ namespace: 'prod', jobs: [suspended()] }, settings({ release: 'app', 'on-running': onRunning }), NOW)

@@ -58,7 +58,11 @@ test('names, reasons and log lines from the cluster are escaped', () => {
           name: 'evil|<script>alert(1)</script>',
           status: 'failed',
           reason: 'uses `backticks` and | pipes\nand a newline',
-          logs: { files: [{ file: 'x.log', bytes: 3, truncated: false }], failures: [], tails: [{ file: 'x.log', lines: ['</pre><script>alert(2)</script>', 'a | b `c`'] }] }
+          logs: {
+            files: [{ file: 'x.log', bytes: 3, truncated: false }],
+            failures: [],
+            tails: [{ file: 'x.log', lines: ['</pre><script>alert(2)</script>', 'a | b `c`'] }]
+          }
         })
       ],
       { errors: ['Job prod/<b>bad</b> failed'] }
@@ -75,7 +79,9 @@ test('names, reasons and log lines from the cluster are escaped', () => {
 
 test('log tails are shown for failed Jobs only', () => {
   const tails = [{ file: 'ok.log', lines: ['all good'] }]
-  const report = buildReport(result([outcome({ name: 'ok', status: 'succeeded', logs: { files: [{ file: 'ok.log', bytes: 3, truncated: false }], failures: [], tails } })]))
+  const report = buildReport(
+    result([outcome({ name: 'ok', status: 'succeeded', logs: { files: [{ file: 'ok.log', bytes: 3, truncated: false }], failures: [], tails } })])
+  )
   expect(report.markdown).not.toContain('all good')
 })
 

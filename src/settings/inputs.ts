@@ -1,0 +1,34 @@
+// The names of the action's inputs (the CLI's flags) and the error a bad one raises. Kept apart
+// from the parser so that the small validators beside it can name inputs without an import cycle.
+
+/** Input names: part of the public interface (action.yml and README document each). */
+export const INPUT = {
+  phase: 'phase',
+  kubeconfig: 'kubeconfig',
+  context: 'context',
+  namespace: 'namespace',
+  allNamespaces: 'all-namespaces',
+  release: 'release',
+  manifest: 'manifest',
+  selector: 'selector',
+  jobs: 'jobs',
+  includeHooks: 'include-hooks',
+  onRunning: 'on-running',
+  waitTimeout: 'wait-timeout',
+  harvestLogs: 'harvest-logs',
+  onLogFailure: 'on-log-failure',
+  maxLogBytes: 'max-log-bytes',
+  maskLogTails: 'mask-log-tails',
+  logsDir: 'logs-dir',
+  dryRun: 'dry-run',
+  ttl: 'ttl',
+  failureGrace: 'failure-grace',
+  waitForJobs: 'wait-for-jobs',
+  failOnJobFailure: 'fail-on-job-failure',
+  concurrency: 'concurrency'
+} as const
+
+/** A bad input: the message names the input, the value and what was expected. */
+export class SettingsError extends Error {
+  override name = 'SettingsError'
+}

@@ -1,0 +1,26 @@
+// Runs the bundled CLI (the package's bin, dist/cli/job-sweeper.mjs) as a user's shell would, with
+// the test cluster's kubeconfig in KUBECONFIG unless `env` says otherwise.
+import { spawn } from 'node:child_process'
+import { join } from 'node:path'
+import { testCluster } from './cluster/testenv.ts'
+
+const cli = join(import.meta.dirname, '..', 'dist', 'cli', 'job-sweeper.mjs')
+
+export interface CliRun {
+  code: number
+  stdout: string
+  stderr: string
+}
+
+export async function runCli(args: string[], env: Record<string, string | undefined> = {}): Promise<CliRun> {
+  const child = spawn(process.execPath, [cli, ...args], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, KUBECONFIG: testCluster().kubeconfig, ...env },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()))
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()))
+  const code = await new Promise<number>((resolve) => child.on('close', (c) => resolve(c ?? -1)))
+  return { code, stdout, stderr }
+}

@@ -1,0 +1,26 @@
+// The cluster's clients of the API server — kube-controller-manager, kube-scheduler and kwok —
+// started again after a test that restarted the API server.
+//
+// They reconnect by themselves, with client-go's reflector backoff: it doubles with each failed
+// attempt and only resets after 2 minutes without one. Measured here: a Job runs ~4 s after a
+// first restart, ~30 s after a second one a minute later, ~80 s after a third. A test file that
+// restarts the API server therefore leaves the tests after it a cluster that looks stuck, unless
+// it restarts these three at its end.
+import { KubeConfig } from '@kubernetes/client-node'
+import { probeJob, type Cluster } from './cluster.ts'
+import { startProcessAgain, stopProcesses } from './processes.ts'
+
+/** Process names (under <dir>/pids, <dir>/logs, <dir>/commands) of the API server's clients. */
+export const CONTROLLERS = ['3-kube-controller-manager', '4-kube-scheduler', '5-kwok']
+
+/**
+ * Stops the controller manager, scheduler and kwok and starts them again with their recorded
+ * commands (fresh informers, no backoff), then waits until a probe Job runs to completion.
+ */
+export async function restartControllers(cluster: Cluster): Promise<void> {
+  await stopProcesses(cluster.dir, 5000, CONTROLLERS)
+  for (const name of CONTROLLERS) startProcessAgain(cluster.dir, name)
+  const kc = new KubeConfig()
+  kc.loadFromFile(cluster.kubeconfig)
+  await probeJob(kc, cluster.dir)
+}

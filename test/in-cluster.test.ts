@@ -1,0 +1,202 @@
+// The sweep on Kubernetes itself (examples/in-cluster/): the manifests as the API server sees
+// them, and the CronJob's own command run as its ServiceAccount — with exactly the ClusterRole's
+// rights, through the in-cluster configuration (token file, CA, KUBERNETES_SERVICE_HOST/PORT) —
+// deleting exactly the expired Jobs.
+import { randomBytes } from 'node:crypto'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { dumpYaml, loadAllYaml, type V1CronJob, type V1ObjectMeta } from '@kubernetes/client-node'
+import { SERVICE_ACCOUNT_TOKEN } from '../src/kube/in-cluster.ts'
+import { ANNOTATION, MANAGED_LABEL } from '../src/plan/retention.ts'
+import {
+  coreApi,
+  createJob,
+  createNamespace,
+  deleteNamespace,
+  getJob,
+  kubeConfig,
+  kubectl,
+  testCluster,
+  waitForJobCondition,
+  type PodBehaviour
+} from './cluster/testenv.ts'
+import { runCommand } from './command.ts'
+import { createDecoys, missingDecoys, type Decoy } from './decoys.ts'
+import { release } from './scenario.ts'
+
+const root = join(import.meta.dirname, '..')
+const cli = join(root, 'dist', 'cli', 'job-sweeper.mjs') // what `npx job-sweeper@0` runs
+const examples = join(root, 'examples', 'in-cluster')
+const suffix = randomBytes(3).toString('hex')
+
+type Manifest = { kind: string; metadata: V1ObjectMeta; roleRef?: { name: string }; subjects?: { namespace?: string }[] }
+
+/**
+ * The example manifests, moved into this test's namespace, their cluster-wide names made unique:
+ * a structural edit, so everything else is exactly as a user applies it.
+ */
+function manifestsFor(home: string): Manifest[] {
+  const docs = readdirSync(examples)
+    .filter((f) => f.endsWith('.yaml'))
+    .sort()
+    .flatMap((f) => loadAllYaml(readFileSync(join(examples, f), 'utf8')) as Manifest[])
+  for (const doc of docs) {
+    if (doc.metadata.namespace === 'job-sweeper') doc.metadata.namespace = home
+    if (doc.kind === 'ClusterRole' || doc.kind === 'ClusterRoleBinding') doc.metadata.name = `${doc.metadata.name}-${suffix}`
+    if (doc.roleRef) doc.roleRef.name = `${doc.roleRef.name}-${suffix}`
+    for (const s of doc.subjects ?? []) if (s.namespace === 'job-sweeper') s.namespace = home
+  }
+  return docs
+}
+
+let home: string
+let ns: string
+let otherNs: string
+let decoys: Decoy[]
+let manifestFile: string
+let cronJob: V1CronJob
+
+beforeAll(async () => {
+  home = await createNamespace('sweeper-home')
+  ns = await createNamespace('in-cluster')
+  otherNs = await createNamespace('in-cluster-other')
+  decoys = await createDecoys(ns, otherNs, release)
+  const docs = manifestsFor(home)
+  expect(docs.map((d) => d.kind)).toEqual(['CronJob', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding'])
+  cronJob = docs[0] as unknown as V1CronJob
+  manifestFile = join(mkdtempSync(join(tmpdir(), 'in-cluster-')), 'manifests.yaml')
+  writeFileSync(manifestFile, docs.map((d) => dumpYaml(d)).join('---\n'))
+})
+
+afterAll(async () => {
+  expect(await missingDecoys(decoys)).toEqual([])
+  kubectl('delete', '-f', manifestFile, '--ignore-not-found')
+  await Promise.all([deleteNamespace(home), deleteNamespace(ns), deleteNamespace(otherNs)])
+})
+
+test('the manifests pass kubectl apply --dry-run=server, and the CronJob is what the README promises', () => {
+  const dryRun = kubectl('apply', '--dry-run=server', '-f', manifestFile)
+  expect(dryRun.stderr).toBe('')
+  expect(dryRun.code).toBe(0)
+  expect(dryRun.stdout.trim().split('\n')).toEqual([
+    `cronjob.batch/job-sweeper created (server dry run)`,
+    `serviceaccount/job-sweeper created (server dry run)`,
+    `clusterrole.rbac.authorization.k8s.io/job-sweeper-sweep-${suffix} created (server dry run)`,
+    `clusterrolebinding.rbac.authorization.k8s.io/job-sweeper-sweep-${suffix} created (server dry run)`
+  ])
+  expect(kubectl('get', 'serviceaccount', 'job-sweeper', '-n', home).code).not.toBe(0) // a dry run created nothing
+
+  const spec = cronJob.spec
+  const container = spec?.jobTemplate.spec?.template.spec?.containers[0]
+  expect(spec?.concurrencyPolicy).toBe('Forbid')
+  expect(spec?.jobTemplate.spec?.ttlSecondsAfterFinished).toBeGreaterThan(0)
+  expect(spec?.jobTemplate.spec?.template.spec?.serviceAccountName).toBe('job-sweeper')
+  expect(container?.image).toBe('node:24-alpine')
+  expect(container?.command).toEqual(['npx', '--yes', 'job-sweeper@0'])
+  expect(container?.args?.slice(0, 2)).toEqual(['sweep', '--all-namespaces'])
+  expect(Object.keys(container?.resources?.requests ?? {}).sort()).toEqual(['cpu', 'memory'])
+  expect(Object.keys(container?.resources?.limits ?? {}).sort()).toEqual(['cpu', 'memory'])
+})
+
+interface Case {
+  namespace: () => string
+  name: string
+  behaviour: PodBehaviour
+  managed: boolean
+  retention?: string
+  swept: boolean
+}
+
+test('the CronJob’s sweep, as its ServiceAccount with only the ClusterRole, deletes exactly the expired Jobs in every namespace', async () => {
+  const applied = kubectl('apply', '-f', manifestFile)
+  expect(applied.stderr).toBe('')
+  const sa = `--as=system:serviceaccount:${home}:job-sweeper`
+  const can = (verb: string, resource: string, namespace: string): string => kubectl('auth', 'can-i', verb, resource, '-n', namespace, sa).stdout.trim()
+  expect([can('list', 'jobs', ns), can('delete', 'jobs', otherNs), can('get', 'pods/log', ns), can('create', 'events', ns)]).toEqual([
+    'yes',
+    'yes',
+    'yes',
+    'yes'
+  ])
+  expect([can('patch', 'jobs', ns), can('create', 'jobs', ns), can('delete', 'pods', ns), can('get', 'secrets', ns)]).toEqual(['no', 'no', 'no', 'no'])
+
+  const cases: Case[] = [
+    { namespace: () => ns, name: 'expired-succeeded', behaviour: 'succeed', managed: true, retention: '1s', swept: true },
+    { namespace: () => ns, name: 'expired-failed', behaviour: 'fail', managed: true, retention: '1s', swept: true },
+    { namespace: () => otherNs, name: 'expired-elsewhere', behaviour: 'succeed', managed: true, retention: '1s', swept: true },
+    { namespace: () => ns, name: 'fresh-succeeded', behaviour: 'succeed', managed: true, retention: '1h', swept: false },
+    { namespace: () => ns, name: 'failed-kept-forever', behaviour: 'fail', managed: true, retention: 'never', swept: false },
+    { namespace: () => otherNs, name: 'fresh-elsewhere', behaviour: 'fail', managed: true, retention: '1h', swept: false },
+    { namespace: () => ns, name: 'expired-but-running', behaviour: 'hold', managed: true, retention: '1s', swept: false },
+    { namespace: () => ns, name: 'expired-not-managed', behaviour: 'succeed', managed: false, retention: '1s', swept: false }
+  ]
+  const uids = new Map<string, string>()
+  for (const c of cases) {
+    const key = c.behaviour === 'fail' ? ANNOTATION.failureGrace : ANNOTATION.ttl
+    const job = await createJob({
+      namespace: c.namespace(),
+      name: c.name,
+      behaviour: c.behaviour,
+      labels: c.managed ? { [MANAGED_LABEL]: 'true' } : undefined,
+      annotations: c.retention ? { [key]: c.retention } : undefined
+    })
+    uids.set(c.name, job.metadata?.uid ?? '')
+  }
+  for (const c of cases) if (c.behaviour !== 'hold') await waitForJobCondition(c.namespace(), c.name, c.behaviour === 'fail' ? 'Failed' : 'Complete')
+  await new Promise((r) => setTimeout(r, 2500)) // the 1s retentions expire
+
+  // The pod's filesystem: the ServiceAccount's token (TokenRequest API), the cluster's CA and
+  // the namespace, where Kubernetes mounts them. The token goes only into that file.
+  const podRoot = mkdtempSync(join(tmpdir(), 'pod-root-'))
+  const saDir = join(podRoot, dirname(SERVICE_ACCOUNT_TOKEN))
+  mkdirSync(saDir, { recursive: true })
+  const tokenRequest = await coreApi().createNamespacedServiceAccountToken({
+    name: 'job-sweeper',
+    namespace: home,
+    body: { spec: { expirationSeconds: 3600 } }
+  })
+  const token = tokenRequest.status?.token ?? ''
+  expect(token.length).toBeGreaterThan(0)
+  writeFileSync(join(saDir, 'token'), token, { mode: 0o600 })
+  writeFileSync(join(saDir, 'ca.crt'), Buffer.from(kubeConfig().getCurrentCluster()?.caData ?? '', 'base64'))
+  writeFileSync(join(saDir, 'namespace'), home)
+
+  // The CronJob's command, with its flags as written; only the logs go to a local directory.
+  const container = cronJob.spec?.jobTemplate.spec?.template.spec?.containers[0]
+  const args = [...(container?.args ?? [])]
+  const logsDir = mkdtempSync(join(tmpdir(), 'in-cluster-logs-'))
+  args[args.indexOf('--logs-dir') + 1] = logsDir
+  const api = new URL(testCluster().server)
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    HOME: mkdtempSync(join(tmpdir(), 'pod-home-')), // no ~/.kube/config, and no KUBECONFIG
+    KUBERNETES_SERVICE_HOST: api.hostname,
+    KUBERNETES_SERVICE_PORT: api.port,
+    JOB_SWEEPER_IN_CLUSTER_ROOT: podRoot
+  }
+  for (const e of container?.env ?? []) env[e.name] = e.value ?? ''
+  const run = await runCommand(process.execPath, [cli, ...args, '--json'], env).finally(() => rmSync(podRoot, { recursive: true, force: true }))
+  expect(run.stderr).not.toContain(token)
+  expect(run.stdout).not.toContain(token)
+  expect(run.stderr).not.toContain('warning:')
+  expect(run.code).toBe(0)
+
+  const result = JSON.parse(run.stdout) as { pruned: { namespace: string; name: string }[]; errors: string[]; warnings: string[] }
+  expect(result.errors).toEqual([])
+  expect(result.warnings).toEqual([])
+  const mine = (jobs: { namespace: string; name: string }[]): string[] =>
+    jobs.filter((j) => j.namespace === ns || j.namespace === otherNs).map((j) => `${j.namespace}/${j.name}`)
+  const expected = cases.filter((c) => c.swept).map((c) => `${c.namespace()}/${c.name}`)
+  expect(mine(result.pruned).sort()).toEqual(expected.sort())
+  for (const c of cases) {
+    const job = await getJob(c.namespace(), c.name)
+    expect([c.name, job?.metadata?.uid]).toEqual([c.name, c.swept ? undefined : uids.get(c.name)])
+  }
+  // Saving a failed Job's logs and recording an Event took the pods/log and events rights.
+  const logs = join(logsDir, ns, 'expired-failed')
+  const [pod] = existsSync(logs) ? readdirSync(logs) : []
+  expect(readFileSync(join(logs, pod ?? '-', 'main.log'), 'utf8')).toContain('migrate: ERROR: relation "tuples" already exists') // kwok's pod.log
+  const events = await coreApi().listNamespacedEvent({ namespace: ns, fieldSelector: 'reason=JobSwept' })
+  expect(events.items.map((e) => e.involvedObject.name).sort()).toEqual(['expired-failed', 'expired-succeeded'])
+})

@@ -1,0 +1,69 @@
+// Without a kubeconfig, in a pod, the CLI talks to the cluster as the pod's service account.
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { KubeConfig } from '@kubernetes/client-node'
+import { loadDefaultConfig, SERVICE_ACCOUNT_TOKEN } from '../../src/kube/in-cluster.ts'
+
+/** A directory laid out like a pod's root: the service-account files, if `withToken`. */
+function podRoot(withToken: boolean): string {
+  const root = mkdtempSync(join(tmpdir(), 'pod-root-'))
+  const dir = join(root, dirname(SERVICE_ACCOUNT_TOKEN))
+  mkdirSync(dir, { recursive: true })
+  if (withToken) writeFileSync(join(dir, 'token'), 'not-a-real-token')
+  writeFileSync(join(dir, 'ca.crt'), 'not-a-real-ca')
+  writeFileSync(join(dir, 'namespace'), 'sweeper-home')
+  return root
+}
+
+const emptyHome = (): string => mkdtempSync(join(tmpdir(), 'home-'))
+
+/** Loads the default configuration with exactly `env` as the process environment. */
+function loadWith(env: Record<string, string>): KubeConfig {
+  const saved = process.env
+  process.env = { ...env }
+  try {
+    const kc = new KubeConfig()
+    loadDefaultConfig(kc)
+    return kc
+  } finally {
+    process.env = saved
+  }
+}
+
+test('in a pod with no kubeconfig: the API server from the environment, the token file, CA and namespace of its service account', () => {
+  const root = podRoot(true)
+  const kc = loadWith({ HOME: emptyHome(), KUBERNETES_SERVICE_HOST: '10.96.0.1', KUBERNETES_SERVICE_PORT: '443', JOB_SWEEPER_IN_CLUSTER_ROOT: root })
+  expect(kc.getCurrentCluster()).toMatchObject({ server: 'https://10.96.0.1:443', caFile: `${root}/var/run/secrets/kubernetes.io/serviceaccount/ca.crt` })
+  // The token is read from its file at each request (the kubelet rotates it), never copied in.
+  expect(kc.getCurrentUser()).toMatchObject({ authProvider: { name: 'tokenFile', config: { tokenFile: `${root}${SERVICE_ACCOUNT_TOKEN}` } } })
+  expect(kc.getCurrentUser()?.token).toBeUndefined()
+  expect(kc.getContextObject(kc.getCurrentContext())?.namespace).toBe('sweeper-home')
+})
+
+test('a kubeconfig wins over the pod’s service account, as with kubectl', () => {
+  const kubeconfig = process.env.KUBECONFIG ?? ''
+  expect(kubeconfig).not.toBe('')
+  const kc = loadWith({
+    HOME: emptyHome(),
+    KUBECONFIG: kubeconfig,
+    KUBERNETES_SERVICE_HOST: '10.96.0.1',
+    KUBERNETES_SERVICE_PORT: '443',
+    JOB_SWEEPER_IN_CLUSTER_ROOT: podRoot(true)
+  })
+  expect(kc.getCurrentCluster()?.server).not.toBe('https://10.96.0.1:443')
+  expect(kc.getCurrentCluster()?.server).toMatch(/^https:\/\/127\.0\.0\.1:/)
+})
+
+test('in a pod without a mounted token: an error that says what to change, not a refused connection to localhost', () => {
+  const env = { HOME: emptyHome(), KUBERNETES_SERVICE_HOST: '10.96.0.1', KUBERNETES_SERVICE_PORT: '443', JOB_SWEEPER_IN_CLUSTER_ROOT: podRoot(false) }
+  expect(() => loadWith(env)).toThrow(
+    `Running in a pod, but it has no service-account token at ${SERVICE_ACCOUNT_TOKEN}: set serviceAccountName and leave automountServiceAccountToken on, or give a kubeconfig`
+  )
+})
+
+test('no kubeconfig and not in a pod: says where a kubeconfig can come from', () => {
+  expect(() => loadWith({ HOME: emptyHome() })).toThrow(
+    'No cluster to talk to: give a kubeconfig (the kubeconfig input or --kubeconfig, KUBECONFIG, ~/.kube/config), or run in a pod with a service account'
+  )
+})

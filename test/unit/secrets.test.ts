@@ -1,0 +1,60 @@
+// Every credential a kubeconfig holds is found and masked, and one masker hides them in text.
+import { KubeConfig } from '@kubernetes/client-node'
+import { kubeconfigSecrets } from '../../src/kube/kubeconfig.ts'
+import { SecretMasker } from '../../src/secrets.ts'
+
+const pem = '-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC-KEY-LINE-1\nBKcwggSjAgEAAoIBAQC7-KEY-LINE-2\n-----END PRIVATE KEY-----\n'
+const keyData = Buffer.from(pem).toString('base64')
+
+const kubeconfig = `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:6443"}}]
+contexts: [{name: a, context: {cluster: c, user: token}}]
+current-context: a
+users:
+- {name: token, user: {token: tok-SECRET-1}}
+- {name: basic, user: {username: admin, password: pw-SECRET-2}}
+- {name: cert, user: {client-key-data: ${keyData}, client-certificate-data: ${Buffer.from('cert-SECRET-3').toString('base64')}}}
+- name: exec
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1
+      command: /usr/local/bin/get-token
+      args: [--cluster=prod-SECRET-4, --verbose, arg-SECRET-5]
+      env: [{name: API_KEY, value: env-SECRET-6}]
+- name: oidc
+  user:
+    auth-provider:
+      name: oidc
+      config:
+        client-id: my-client
+        idp-issuer-url: https://issuer.example
+        client-secret: cs-SECRET-7
+        refresh-token: rt-SECRET-8
+        id-token: id-SECRET-9
+        access-token: at-SECRET-10
+`
+
+test('every credential of every user is found: tokens, passwords, keys, certs, exec args and env, auth-provider secrets', () => {
+  const kc = new KubeConfig()
+  kc.loadFromString(kubeconfig)
+  const secrets = kubeconfigSecrets(kc)
+  for (const n of [1, 2, 4, 5, 6, 7, 8, 9, 10]) expect(secrets.some((s) => s.includes(`SECRET-${n}`))).toBe(true)
+  // Keys and certs as given (base64) and as the PEM they decode to, line by line.
+  expect(secrets).toEqual(expect.arrayContaining([keyData, pem, 'MIIEvQIBADANBgkqhkiG9w0BAQEFAASC-KEY-LINE-1', 'BKcwggSjAgEAAoIBAQC7-KEY-LINE-2']))
+  expect(secrets).toContain(Buffer.from('cert-SECRET-3').toString('base64'))
+  // What is not secret stays readable.
+  expect(secrets).not.toEqual(expect.arrayContaining(['--verbose']))
+  for (const plain of ['admin', 'my-client', 'https://issuer.example', '/usr/local/bin/get-token', 'API_KEY', '-----BEGIN PRIVATE KEY-----'])
+    expect(secrets).not.toContain(plain)
+})
+
+test('the masker replaces every registered secret, longest first, and nothing else', () => {
+  const masker = new SecretMasker()
+  masker.add('abc-SECRET')
+  masker.add('abc-SECRET-longer')
+  masker.add('  ')
+  masker.add('tok\n')
+  expect(masker.redact('x abc-SECRET-longer y abc-SECRET z tok, abc')).toBe('x *** y *** z ***, abc')
+  expect(masker.redact('nothing to hide')).toBe('nothing to hide')
+})
