@@ -10,7 +10,7 @@ import type { V1Job } from '@kubernetes/client-node'
 import { apiErrorMessage } from './errors.ts'
 import type { JobsClient } from './client.ts'
 import { toJobRecord, type JobRecord } from './job-record.ts'
-import { ClusterUnreachable, DEFAULT_RETRY, isTransient, type RetryPolicy } from './retry.ts'
+import { ClusterUnreachable, DEFAULT_RETRY, isTransient, networkMessage, type RetryPolicy } from './retry.ts'
 
 /** A wait that ran out of time. */
 export class WaitTimeout extends Error {
@@ -163,7 +163,7 @@ export class JobInformer {
     if (failing > this.retry.budgetMs) {
       this.fail(
         new ClusterUnreachable(
-          `cluster unreachable: the watch of Jobs in namespace ${this.namespace} kept failing for ${Math.round(failing / 1000)}s (last: ${apiErrorMessage(error)})`
+          `cluster unreachable: the watch of Jobs in namespace ${this.namespace} kept failing for ${Math.round(failing / 1000)}s (last: ${networkMessage(error) ?? apiErrorMessage(error)})`
         )
       )
       return

@@ -9,7 +9,14 @@ const SECRET_CONFIG_KEY = /token|secret|password|(^|-)key($|-)/i
 
 type ExecConfig = { args?: unknown; env?: unknown } | undefined
 
-/** An exec plugin's args and env values: flags alone (`--region`) are not secret, their values may be. */
+/**
+ * An exec plugin's args and env values: flags alone (`--region`) are not secret, their values may
+ * be. Values shorter than 8 characters (`1`, `true`, `json`) are switches, not credentials, and
+ * masking them would garble every count and word in the log that contains them.
+ */
+const MIN_EXEC_SECRET_LENGTH = 8
+
+/** The values of an exec plugin's args and env that may be credentials. */
 function execSecrets(exec: ExecConfig): string[] {
   const args = Array.isArray(exec?.args) ? exec.args.filter((a): a is string => typeof a === 'string') : []
   const env = Array.isArray(exec?.env) ? (exec.env as { value?: unknown }[]).map((e) => e?.value).filter((v): v is string => typeof v === 'string') : []
@@ -18,7 +25,7 @@ function execSecrets(exec: ExecConfig): string[] {
     const eq = arg.indexOf('=')
     return eq === -1 ? [] : [arg.slice(eq + 1)]
   })
-  return [...argValues, ...env]
+  return [...argValues, ...env].filter((value) => value.trim().length >= MIN_EXEC_SECRET_LENGTH)
 }
 
 /** A client key or certificate as given (base64) and as the PEM it decodes to, whole and line by line. */

@@ -49,6 +49,16 @@ export function networkCode(e: unknown): string | undefined {
   return undefined
 }
 
+/** The message of the error in the chain that carries the network code: `connect ECONNREFUSED 10.0.0.1:6443`. */
+export function networkMessage(e: unknown): string | undefined {
+  for (let cur = e, depth = 0; cur && depth < 5; cur = (cur as { cause?: unknown }).cause, depth++) {
+    const code = (cur as { code?: unknown }).code
+    if (typeof code === 'string' && NETWORK_CODES.has(code) && cur instanceof Error) return cur.message.includes(code) ? cur.message : `${code}: ${cur.message}`
+  }
+  const code = networkCode(e)
+  return code === 'timeout' ? 'timed out' : code
+}
+
 /** Whether trying the same request again may succeed. */
 export function isTransient(e: unknown): boolean {
   const code = statusCode(e) ?? (e as { statusCode?: unknown } | undefined)?.statusCode
@@ -81,11 +91,9 @@ export async function withRetry<T>(what: string, attempt: (retries: number) => P
       const backoff = Math.random() * Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** retries)
       const delay = retryAfterMs(e) ?? backoff
       if (spent + delay > policy.budgetMs) {
-        const why = statusCode(e) === undefined ? (networkCode(e) ?? apiErrorMessage(e)) : `${statusCode(e)} ${apiErrorMessage(e)}`
-        throw new ClusterUnreachable(
-          `cluster unreachable: ${what} kept failing for ${Math.round(spent / 1000)}s over ${retries + 1} attempt(s) (last: ${why})`,
-          { cause: e }
-        )
+        const why = statusCode(e) === undefined ? (networkMessage(e) ?? apiErrorMessage(e)) : `${statusCode(e)} ${apiErrorMessage(e)}`
+        // No `cause`: the message already holds the last failure, and error printers would repeat it.
+        throw new ClusterUnreachable(`cluster unreachable: ${what} kept failing for ${Math.round(spent / 1000)}s over ${retries + 1} attempt(s) (last: ${why})`)
       }
       await sleep(delay)
     }
