@@ -1,0 +1,118 @@
+// Prune benchmark: N finished Jobs of release `app` in each of three namespaces, cleared side by
+// side by `job-sweeper pre`, by the CI step people write instead (`kubectl delete jobs -l … --wait`),
+// and by N raw DELETEs at job-sweeper's concurrency (the API server's own limit here). All three go
+// through the same pass-through proxy, which counts the API requests each one makes.
+import { BatchV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node'
+import type { Cluster } from '../cluster/cluster.ts'
+import { jobManifest, type TestJob } from '../cluster/testenv.ts'
+import { startFaultProxy } from '../faults/proxy.ts'
+import { createFinishedJobs } from './finished-jobs.ts'
+import { CLI, measure, mustSucceed, type Measured } from './measure.ts'
+
+/** What the prune benchmark measured. */
+export interface PruneFigures {
+  jobs: number
+  /** Creating the 3 × N finished Jobs (and their pods running to completion). */
+  setupMs: number
+  sweeper: Measured & { requests: number; routes: [string, number][] }
+  kubectl: Measured & { requests: number }
+  raw: { wallMs: number; requests: number; concurrency: number }
+  /** Decoys beside job-sweeper's targets, every one checked to be still there with its UID. */
+  decoys: number
+}
+
+const RELEASE = 'app'
+const LABELS = { 'app.kubernetes.io/instance': RELEASE }
+const annotations = (namespace: string): Record<string, string> => ({
+  'meta.helm.sh/release-name': RELEASE,
+  'meta.helm.sh/release-namespace': namespace
+})
+
+/** Jobs beside the targets that no one may touch: another release, a hook of `app`, a running Job. */
+function decoys(namespace: string): TestJob[] {
+  return [
+    { namespace, name: 'other-release-migrate', annotations: { ...annotations(namespace), 'meta.helm.sh/release-name': 'other' } },
+    { namespace, name: 'app-pre-upgrade-hook', labels: LABELS, annotations: { ...annotations(namespace), 'helm.sh/hook': 'pre-upgrade' } },
+    { namespace, name: 'unrelated-running', behaviour: 'hold' }
+  ]
+}
+
+async function rawDeletes(kc: KubeConfig, namespace: string, names: string[], concurrency: number): Promise<number> {
+  const batch = kc.makeApiClient(BatchV1Api)
+  const started = performance.now()
+  let next = 0
+  const worker = async (): Promise<void> => {
+    while (next < names.length) {
+      const name = names[next++]
+      await batch.deleteNamespacedJob({ name, namespace, propagationPolicy: 'Background' })
+    }
+  }
+  await Promise.all(Array.from({ length: concurrency }, worker))
+  return performance.now() - started
+}
+
+async function remainingJobs(batch: BatchV1Api, namespace: string): Promise<string[]> {
+  return (await batch.listNamespacedJob({ namespace })).items.map((j) => `${j.metadata?.name}/${j.metadata?.uid}`)
+}
+
+export async function benchPrune(cluster: Cluster, n: number, log: (line: string) => void): Promise<PruneFigures> {
+  const kc = new KubeConfig()
+  kc.loadFromFile(cluster.kubeconfig)
+  const core = kc.makeApiClient(CoreV1Api)
+  const batch = kc.makeApiClient(BatchV1Api)
+  const stamp = Date.now()
+  const [nsSweeper, nsKubectl, nsRaw] = ['sweeper', 'kubectl', 'raw'].map((who) => `bench-prune-${who}-${stamp}`)
+  const proxy = await startFaultProxy(cluster)
+  try {
+    for (const namespace of [nsSweeper, nsKubectl, nsRaw]) await core.createNamespace({ body: { metadata: { name: namespace } } })
+    const setupStarted = performance.now()
+    const created = await Promise.all(
+      [nsSweeper, nsKubectl, nsRaw].map((namespace) =>
+        createFinishedJobs(kc, namespace, n, { prefix: 'app-migrate', labels: LABELS, annotations: annotations(namespace), concurrency: 20, log })
+      )
+    )
+    const setupMs = performance.now() - setupStarted
+    const decoyJobs = decoys(nsSweeper)
+    const decoyUids = new Map<string, string>()
+    for (const job of decoyJobs)
+      decoyUids.set(job.name, (await batch.createNamespacedJob({ namespace: nsSweeper, body: jobManifest(job) })).metadata?.uid ?? '')
+    log(`${3 * n} finished Jobs set up in ${(setupMs / 1000).toFixed(1)}s`)
+
+    proxy.requests.reset()
+    log('job-sweeper pre …')
+    const sweeperRun = mustSucceed(
+      'job-sweeper pre',
+      await measure([...CLI, 'pre', '--namespace', nsSweeper, '--release', RELEASE, '--harvest-logs', 'none', '--on-running', 'fail', '--json'], proxy.env())
+    )
+    const sweeper = { ...sweeperRun, requests: proxy.requests.count(), routes: proxy.requests.countByRoute() }
+
+    proxy.requests.reset()
+    log('kubectl delete jobs --wait …')
+    const kubectlRun = mustSucceed(
+      'kubectl delete',
+      await measure([`${cluster.binDir}/kubectl`, 'delete', 'jobs', '-n', nsKubectl, '-l', `app.kubernetes.io/instance=${RELEASE}`, '--wait'], proxy.env())
+    )
+    const kubectl = { ...kubectlRun, requests: proxy.requests.count() }
+
+    proxy.requests.reset()
+    log('raw DELETEs …')
+    const concurrency = 8 // job-sweeper's default concurrency
+    const rawMs = await rawDeletes(proxy.kubeConfig(), nsRaw, created[2].names, concurrency)
+    const raw = { wallMs: rawMs, requests: proxy.requests.count(), concurrency }
+
+    // Every target gone, every decoy still there with its UID: the figures count only if the work was right.
+    for (const [namespace, expected] of [
+      [nsSweeper, [...decoyUids].map(([name, uid]) => `${name}/${uid}`)],
+      [nsKubectl, []],
+      [nsRaw, []]
+    ] as const) {
+      const left = (await remainingJobs(batch, namespace)).sort()
+      if (JSON.stringify(left) !== JSON.stringify([...expected].sort()))
+        throw new Error(`after the prune, ${namespace} holds ${left.length} Jobs: ${left.slice(0, 5).join(', ')}`)
+    }
+    return { jobs: n, setupMs, sweeper, kubectl, raw, decoys: decoyJobs.length }
+  } finally {
+    await proxy.close()
+    for (const namespace of [nsSweeper, nsKubectl, nsRaw]) await core.deleteNamespace({ name: namespace }).catch(() => undefined)
+  }
+}
