@@ -2,6 +2,7 @@
 // the logs the policy asks for first, and acts only on the Job it planned for: a delete carries
 // the planned uid and resourceVersion as preconditions, and on a conflict the Job is read again
 // and the same decision is made on the fresh copy, as the TTL-after-finished controller does.
+import type PQueue from 'p-queue'
 import type { JobsClient } from '../kube/client.ts'
 import { apiErrorMessage } from '../kube/errors.ts'
 import { toJobRecord } from '../kube/job-record.ts'
@@ -27,6 +28,11 @@ export interface ActionContext extends ExecuteContext {
   warnings: string[]
   /** Jobs whose tails were read so far. */
   tailed: { count: number }
+  /**
+   * The Events lane: a delete's Event is queued here, so the next delete need not wait for it
+   * (half the requests of a prune are Events). The executor waits for it to drain before it reports.
+   */
+  events: PQueue
 }
 
 const where = (p: { namespace: string; name: string }): string => `Job ${p.namespace}/${p.name}`
@@ -81,9 +87,12 @@ export async function deleteAction(planned: PlannedJob, ctx: ActionContext): Pro
       if (result === 'deleted') {
         ctx.info(`deleted ${where(p)} (${p.status}, ${p.propagation.toLowerCase()})`)
         const message = `Deleted by job-sweeper (${plan.phase} phase): ${p.reason}${ctx.run?.url ? ` (workflow run ${ctx.run.url})` : ''}`
-        await client
-          .recordEvent(p.job, { reason: 'JobSwept', message, type: 'Normal' })
-          .catch((e: unknown) => ctx.warnings.push(`could not record an Event for ${where(p)}: ${apiErrorMessage(e)}`))
+        const [job, at] = [p.job, where(p)]
+        void ctx.events.add(() =>
+          client
+            .recordEvent(job, { reason: 'JobSwept', message, type: 'Normal' })
+            .catch((e: unknown) => ctx.warnings.push(`could not record an Event for ${at}: ${apiErrorMessage(e)}`))
+        )
         return { ...outcome(p, 'pruned'), logs }
       }
       if (result === 'gone') return { ...outcome(p, 'gone', `${p.reason} — already gone`), logs }

@@ -62,7 +62,8 @@ export async function execute(plan: Plan, client: JobsClient, settings: Settings
     result.outcomes = plan.jobs.map((p) => outcome(p, p.action === 'keep' ? 'kept' : would))
     return result
   }
-  const actions: ActionContext = { ...ctx, client, settings, plan, errors: result.errors, warnings: result.warnings, tailed: { count: 0 } }
+  const events = new PQueue({ concurrency: settings.concurrency })
+  const actions: ActionContext = { ...ctx, client, settings, plan, errors: result.errors, warnings: result.warnings, tailed: { count: 0 }, events }
   const queue = new PQueue({ concurrency: settings.concurrency })
   const watches = new Watches(client, plan)
   const outcomes = new Map<string, JobOutcome>(plan.jobs.filter((p) => p.action === 'keep').map((p) => [key(p), outcome(p, 'kept')]))
@@ -72,6 +73,7 @@ export async function execute(plan: Plan, client: JobsClient, settings: Settings
     else if (!(await prune(run))) return result
   } finally {
     watches.stop()
+    await events.onIdle()
   }
   result.outcomes = [...outcomes.values()].sort((a, b) => a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name))
   return result
