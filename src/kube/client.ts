@@ -7,6 +7,7 @@
 import { createWriteStream } from 'node:fs'
 import { PassThrough } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
+import { AsyncLocalStorage } from 'node:async_hooks'
 import PQueue from 'p-queue'
 import {
   BatchV1Api,
@@ -21,7 +22,8 @@ import {
   type V1Job,
   type V1JobList,
   type V1Pod,
-  type ConfigurationOptions
+  type ConfigurationOptions,
+  type RequestContext
 } from '@kubernetes/client-node'
 import { apiErrorMessage, statusCode } from './errors.ts'
 import { FIELD_MANAGER, toJobRecord, type JobRecord } from './job-record.ts'
@@ -86,6 +88,9 @@ export interface JobsClient {
   readonly requests: number
 }
 
+// The deadline of the attempt in progress, for the middleware that hands it to fetch.
+const attemptSignal = new AsyncLocalStorage<AbortSignal>()
+
 /** Tuning of the client: how many Jobs one list page holds, request rate, timeouts, retries. */
 export interface ClientOptions {
   /** Jobs per list page (tests make it small to cross pages). */
@@ -115,6 +120,7 @@ export class KubeJobsClient implements JobsClient {
   private readonly logs: Log
   private readonly options: ClientOptions
   private readonly limiter: PQueue
+  private pool: ReturnType<RequestContext['getDispatcher']>
   private readonly perRequest: ConfigurationOptions<ObservableMiddleware>
   private sent = 0
 
@@ -132,7 +138,14 @@ export class KubeJobsClient implements JobsClient {
         {
           pre: (ctx) => {
             this.sent++
-            ctx.setSignal(AbortSignal.timeout(timeoutMs))
+            // client-node makes a new connection pool (an undici Agent) for every request, so each
+            // request opened its own TLS connection: a handshake per request, and about 0.4 MB of
+            // memory per request that was not freed before the run ended (228 MB for 300 deletes).
+            // The pools are alike (the kubeconfig's TLS settings), so the first serves them all.
+            const pool = ctx.getDispatcher()
+            if (pool) ctx.setDispatcher((this.pool ??= pool))
+            // The attempt's own signal (see call()); AbortSignal.timeout() only outside call().
+            ctx.setSignal(attemptSignal.getStore() ?? AbortSignal.timeout(timeoutMs))
             return new Observable(Promise.resolve(ctx))
           },
           post: (response) => new Observable(Promise.resolve(response))
@@ -146,9 +159,29 @@ export class KubeJobsClient implements JobsClient {
     return this.sent
   }
 
-  /** One API call: rate-limited, retried while transient. `attempt` gets the retries so far. */
+  /**
+   * One API call: rate-limited, retried while transient. `attempt` gets the retries so far. Each
+   * attempt has its own deadline, cleared as soon as it settles: AbortSignal.timeout() would keep
+   * every request's response alive until its 30 s passed (about 200 MB over 1,000 quick deletes).
+   */
   private call<T>(what: string, attempt: (retries: number) => Promise<T>): Promise<T> {
-    return withRetry(what, (retries) => this.limiter.add(() => attempt(retries)), this.options.retry)
+    return withRetry(
+      what,
+      (retries) =>
+        this.limiter.add(async () => {
+          const deadline = new AbortController()
+          const timer = setTimeout(
+            () => deadline.abort(new DOMException(`no answer within ${this.options.requestTimeoutMs / 1000}s`, 'TimeoutError')),
+            this.options.requestTimeoutMs
+          )
+          try {
+            return await attemptSignal.run(deadline.signal, () => attempt(retries))
+          } finally {
+            clearTimeout(timer)
+          }
+        }),
+      this.options.retry
+    )
   }
 
   async listJobs(namespace: string | undefined, labelSelector?: string): Promise<JobListing> {

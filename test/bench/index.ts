@@ -18,7 +18,9 @@ const log = (line: string): void => void process.stderr.write(`[bench] ${line}\n
 const ratio = (a: number, b: number): string => `${(a / b).toFixed(2)}×`
 
 const { cluster, stop } = await benchCluster(log)
-const lines: string[] = [`job-sweeper benchmark on Kubernetes ${cluster.version} (local control plane, kwok node)`, '']
+// Each part prints when it is done: a long run shows its first figures early.
+const lines = { push: (...text: string[]): void => void process.stdout.write(`${text.join('\n')}\n`) }
+lines.push(`job-sweeper benchmark on Kubernetes ${cluster.version} (local control plane, kwok node)`, '')
 try {
   if (only.has('prune')) {
     const p = await benchPrune(cluster, n, log)
@@ -59,4 +61,3 @@ try {
 } finally {
   await stop()
 }
-process.stdout.write(`${lines.join('\n')}\n`)

@@ -55,6 +55,8 @@ export class FaultProxy {
   readonly kubeconfig: string
   /** Every request received, with counts by pattern and by route. */
   readonly requests = new RequestLog()
+  /** TCP connections accepted so far (a client that reuses its connections opens few). */
+  connections = 0
 
   private readonly rules: ActiveRule[] = []
   private readonly random: () => number
@@ -146,6 +148,7 @@ export class FaultProxy {
 
   /** A new TCP connection: reset, held, or handed to TLS and HTTP. */
   private accept(raw: Socket): void {
+    this.connections++
     this.sockets.add(raw)
     raw.on('close', () => this.sockets.delete(raw))
     raw.on('error', () => undefined)
