@@ -61,7 +61,8 @@ async function main(argv: string[]): Promise<number> {
         'logs-dir': settings.logsDir,
         'report-file': reportFile,
         errors: result.errors,
-        warnings: result.warnings
+        warnings: result.warnings,
+        'api-requests': result.apiRequests
       }
       out(`${JSON.stringify(json, null, 2)}\n`)
     } else {

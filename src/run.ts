@@ -50,7 +50,8 @@ function showPlan(out: Console, jobs: PlannedJob[]): Promise<void> {
 
 export async function runPhase(phase: Phase, settings: Settings, options: RunOptions): Promise<RunResult> {
   const out = options.console
-  const client: JobsClient = new KubeJobsClient(loadKubeConfig(settings.kubeconfig, settings.context, options.mask))
+  const kube = new KubeJobsClient(loadKubeConfig(settings.kubeconfig, settings.context, options.mask))
+  const client: JobsClient = kube
   const ctx: ExecuteContext = { info: (m) => out.info(m), run: options.run }
   const warn = (m: string): void => out.warning(m)
   const what = settings.scope.selector ? `matching ${settings.scope.selector}` : 'listed'
@@ -68,5 +69,6 @@ export async function runPhase(phase: Phase, settings: Settings, options: RunOpt
       break
   }
   await showPlan(out, plan.jobs)
-  return out.group(settings.dryRun ? 'Execute (dry run: nothing is changed)' : 'Execute', () => execute(plan, client, settings, ctx))
+  const result = await out.group(settings.dryRun ? 'Execute (dry run: nothing is changed)' : 'Execute', () => execute(plan, client, settings, ctx))
+  return { ...result, apiRequests: kube.requests }
 }

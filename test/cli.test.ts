@@ -58,7 +58,11 @@ describe('against the cluster', () => {
     expect(pre.code).toBe(0)
     const preJson = JSON.parse(pre.stdout)
     expect(names(preJson.pruned)).toEqual([`${release}-migrate`])
+    expect(preJson['pruned-count']).toBe(1)
     expect(preJson.errors).toEqual([])
+    // At least the list, the delete and its Event; a handful more (a watch, a namespace read) at most.
+    expect(preJson['api-requests']).toBeGreaterThanOrEqual(3)
+    expect(preJson['api-requests']).toBeLessThanOrEqual(10)
 
     const upgrade = helmChart('upgrade', ns, { hookJob: false, migrationVersion: '2', 'seedJob.enabled': true, 'seedJob.fail': true })
     expect(upgrade.code).toBe(0)

@@ -35,6 +35,8 @@ export interface RunResult {
   errors: string[]
   /** Problems that do not (an event that could not be recorded, a log cut at max-log-bytes). */
   warnings: string[]
+  /** API requests the run sent, retries included (for users on API Priority and Fairness). */
+  apiRequests?: number
 }
 
 /** What the executor needs from its caller: where progress goes, and the run for Events. */

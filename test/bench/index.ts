@@ -31,7 +31,6 @@ try {
       `  kubectl delete jobs -l --wait ${seconds(p.kubectl.wallMs).padStart(8)}  peak RSS ${mb(p.kubectl.peakRssMb)}  ${perJob(p.kubectl.requests)} requests/Job`,
       `  raw DELETEs, ${p.raw.concurrency} at a time     ${seconds(p.raw.wallMs).padStart(8)}                   ${perJob(p.raw.requests)} requests/Job`,
       `  speed-up over kubectl: ${ratio(p.kubectl.wallMs, p.sweeper.wallMs)}; job-sweeper / raw DELETEs: ${ratio(p.sweeper.wallMs, p.raw.wallMs)}`,
-      `  job-sweeper's requests by route: ${p.sweeper.routes.map(([route, count]) => `${route} ${count}`).join('; ')}`,
       `  ${p.decoys} decoys beside the targets (another release, a hook Job, a running Job): all kept`,
       ''
     )

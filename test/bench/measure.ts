@@ -1,6 +1,6 @@
 // Measuring a command as a user's shell would run it: wall time from spawn to exit, and peak RSS
 // from GNU time (the kernel's maxrss of the process it waited for). Children run asynchronously,
-// because the fault proxy that counts their API requests lives in this process.
+// so the benchmark's own work (watches, timers) goes on meanwhile.
 import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'

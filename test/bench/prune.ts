@@ -1,11 +1,13 @@
 // Prune benchmark: N finished Jobs of release `app` in each of three namespaces, cleared side by
 // side by `job-sweeper pre`, by the CI step people write instead (`kubectl delete jobs -l … --wait`),
-// and by N raw DELETEs at job-sweeper's concurrency (the API server's own limit here). All three go
-// through the same pass-through proxy, which counts the API requests each one makes.
+// and by N raw DELETEs at job-sweeper's concurrency (the API server's own limit here). All three
+// talk to the API server directly; requests are counted by each client: job-sweeper's --json
+// (api-requests), kubectl's -v=6 log (one "Response" line per request), the raw loop itself. Not
+// through the fault proxy: its HTTP/1.1 hop does not keep a connection alive after a DELETE with a
+// body, which would charge each of job-sweeper's precondition deletes a TLS handshake.
 import { BatchV1Api, CoreV1Api, KubeConfig, Observable, type RequestContext, type ResponseContext } from '@kubernetes/client-node'
 import type { Cluster } from '../cluster/cluster.ts'
 import { jobManifest, type TestJob } from '../cluster/testenv.ts'
-import { startFaultProxy } from '../faults/proxy.ts'
 import { createFinishedJobs } from './finished-jobs.ts'
 import { CLI, measure, mustSucceed, type Measured } from './measure.ts'
 
@@ -14,7 +16,7 @@ export interface PruneFigures {
   jobs: number
   /** Creating the 3 × N finished Jobs (and their pods running to completion). */
   setupMs: number
-  sweeper: Measured & { requests: number; routes: [string, number][] }
+  sweeper: Measured & { requests: number }
   kubectl: Measured & { requests: number }
   raw: { wallMs: number; requests: number; concurrency: number }
   /** Decoys beside job-sweeper's targets, every one checked to be still there with its UID. */
@@ -78,7 +80,6 @@ export async function benchPrune(cluster: Cluster, n: number, log: (line: string
   const batch = kc.makeApiClient(BatchV1Api)
   const stamp = Date.now()
   const [nsSweeper, nsKubectl, nsRaw] = ['sweeper', 'kubectl', 'raw'].map((who) => `bench-prune-${who}-${stamp}`)
-  const proxy = await startFaultProxy(cluster)
   try {
     for (const namespace of [nsSweeper, nsKubectl, nsRaw]) await core.createNamespace({ body: { metadata: { name: namespace } } })
     const setupStarted = performance.now()
@@ -94,27 +95,25 @@ export async function benchPrune(cluster: Cluster, n: number, log: (line: string
       decoyUids.set(job.name, (await batch.createNamespacedJob({ namespace: nsSweeper, body: jobManifest(job) })).metadata?.uid ?? '')
     log(`${3 * n} finished Jobs set up in ${(setupMs / 1000).toFixed(1)}s`)
 
-    proxy.requests.reset()
+    const env = { KUBECONFIG: cluster.kubeconfig }
     log('job-sweeper pre …')
     const sweeperRun = mustSucceed(
       'job-sweeper pre',
-      await measure([...CLI, 'pre', '--namespace', nsSweeper, '--release', RELEASE, '--harvest-logs', 'none', '--on-running', 'fail', '--json'], proxy.env())
+      await measure([...CLI, 'pre', '--namespace', nsSweeper, '--release', RELEASE, '--harvest-logs', 'none', '--on-running', 'fail', '--json'], env)
     )
-    const sweeper = { ...sweeperRun, requests: proxy.requests.count(), routes: proxy.requests.countByRoute() }
+    const sweeper = { ...sweeperRun, requests: (JSON.parse(sweeperRun.stdout) as { 'api-requests': number })['api-requests'] }
 
-    proxy.requests.reset()
     log('kubectl delete jobs --wait …')
     const kubectlRun = mustSucceed(
       'kubectl delete',
-      await measure([`${cluster.binDir}/kubectl`, 'delete', 'jobs', '-n', nsKubectl, '-l', `app.kubernetes.io/instance=${RELEASE}`, '--wait'], proxy.env())
+      await measure([`${cluster.binDir}/kubectl`, 'delete', 'jobs', '-n', nsKubectl, '-l', `app.kubernetes.io/instance=${RELEASE}`, '--wait', '-v=6'], env)
     )
-    const kubectl = { ...kubectlRun, requests: proxy.requests.count() }
+    const kubectl = { ...kubectlRun, requests: kubectlRun.stderr.split('\n').filter((l) => l.includes('"Response"')).length }
 
-    proxy.requests.reset()
     log('raw DELETEs …')
     const concurrency = 8 // job-sweeper's default concurrency
-    const rawMs = await rawDeletes(proxy.kubeConfig(), nsRaw, created[2].names, concurrency)
-    const raw = { wallMs: rawMs, requests: proxy.requests.count(), concurrency }
+    const rawMs = await rawDeletes(kc, nsRaw, created[2].names, concurrency)
+    const raw = { wallMs: rawMs, requests: created[2].names.length, concurrency }
 
     // Every target gone, every decoy still there with its UID: the figures count only if the work was right.
     for (const [namespace, expected] of [
@@ -128,7 +127,6 @@ export async function benchPrune(cluster: Cluster, n: number, log: (line: string
     }
     return { jobs: n, setupMs, sweeper, kubectl, raw, decoys: decoyJobs.length }
   } finally {
-    await proxy.close()
     for (const namespace of [nsSweeper, nsKubectl, nsRaw]) await core.deleteNamespace({ name: namespace }).catch(() => undefined)
   }
 }
