@@ -58,7 +58,7 @@ export async function runPhase(phase: Phase, settings: Settings, options: RunOpt
   let plan: Plan
   switch (phase) {
     case 'pre':
-      plan = planPrune(await observed(out, what, () => observe(client, settings, warn, true)), settings, now)
+      plan = planPrune(await observed(out, what, () => observe(client, settings, warn, true, (m) => out.info(m))), settings, now)
       break
     case 'post':
       plan = planPost(await observed(out, what, () => observe(client, settings, warn, false)), settings, now)

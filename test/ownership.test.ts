@@ -63,6 +63,8 @@ test('the chart sets the TTL and a job-sweeper.io/ annotation: post leaves them 
   const upgraded = await getJob(scenario.ns, name)
   expect(upgraded?.metadata?.uid).toBe(installed?.metadata?.uid) // the same Job, kept by the upgrade
   expect(upgraded?.metadata?.annotations?.['job-sweeper.io/ttl']).toBe('1h')
+  // Helm 3's three-way merge writes the chart's values back over job-sweeper's; Helm 4 never lost them.
+  expect([upgraded?.spec?.ttlSecondsAfterFinished, upgraded?.metadata?.annotations?.['job-sweeper.io/failure-grace']]).toEqual([600, '7d'])
 
   if (helmMajor() === 4) {
     // Negative control: had job-sweeper taken the chart's annotation over, the same upgrade fails.

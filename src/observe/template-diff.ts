@@ -82,7 +82,8 @@ function diff(live: Json, rendered: Json, path: string, key: string, out: string
     return
   }
   if (isObject(live) && isObject(rendered)) {
-    for (const [k, v] of Object.entries(rendered)) if (k !== 'name' || !path.endsWith(']')) diff(live[k], v, child(path, k, key), k, out)
+    // Sorted, so the summary lists a template's changes in the same order whatever the YAML's.
+    for (const k of Object.keys(rendered).sort()) if (k !== 'name' || !path.endsWith(']')) diff(live[k], rendered[k], child(path, k, key), k, out)
     for (const [k, v] of Object.entries(live)) {
       if (k in rendered || v === undefined || v === null || liveOnlyIgnored(k, key)) continue
       // A map or struct only the live Job has: each of its entries, so generated ones are skipped.
