@@ -8,6 +8,7 @@ import { loadKubeConfig } from './kube/kubeconfig.ts'
 import { observe, observeSweep } from './observe/observe.ts'
 import { planPrune, type Observed, type Plan, type PlannedJob } from './plan/plan.ts'
 import { planPost, planSweep } from './plan/retention.ts'
+import { gitOpsWarnings } from './report/gitops.ts'
 import type { Phase, Settings } from './settings/settings.ts'
 
 /** How a run prints progress: the action uses @actions/core, the CLI standard error. */
@@ -68,5 +69,7 @@ export async function runPhase(phase: Phase, settings: Settings, options: RunOpt
       break
   }
   await showPlan(out, plan.jobs)
-  return out.group(settings.dryRun ? 'Execute (dry run: nothing is changed)' : 'Execute', () => execute(plan, client, settings, ctx))
+  const result = await out.group(settings.dryRun ? 'Execute (dry run: nothing is changed)' : 'Execute', () => execute(plan, client, settings, ctx))
+  result.warnings.push(...gitOpsWarnings(plan, result.outcomes))
+  return result
 }
