@@ -8,6 +8,7 @@ import { loadKubeConfig } from './kube/kubeconfig.ts'
 import { observe, observeSweep } from './observe/observe.ts'
 import { planPrune, type Observed, type Plan, type PlannedJob } from './plan/plan.ts'
 import { planPost, planSweep } from './plan/retention.ts'
+import { gitOpsWarnings } from './report/gitops.ts'
 import type { Phase, Settings } from './settings/settings.ts'
 
 /** How a run prints progress: the action uses @actions/core, the CLI standard error. */
@@ -59,7 +60,7 @@ export async function runPhase(phase: Phase, settings: Settings, options: RunOpt
   let plan: Plan
   switch (phase) {
     case 'pre':
-      plan = planPrune(await observed(out, what, () => observe(client, settings, warn, true)), settings, now)
+      plan = planPrune(await observed(out, what, () => observe(client, settings, warn, true, (m) => out.info(m))), settings, now)
       break
     case 'post':
       plan = planPost(await observed(out, what, () => observe(client, settings, warn, false)), settings, now)
@@ -70,5 +71,6 @@ export async function runPhase(phase: Phase, settings: Settings, options: RunOpt
   }
   await showPlan(out, plan.jobs)
   const result = await out.group(settings.dryRun ? 'Execute (dry run: nothing is changed)' : 'Execute', () => execute(plan, client, settings, ctx))
+  result.warnings.push(...gitOpsWarnings(plan, result.outcomes))
   return { ...result, apiRequests: kube.requests }
 }

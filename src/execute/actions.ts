@@ -5,7 +5,7 @@
 import type PQueue from 'p-queue'
 import type { JobsClient } from '../kube/client.ts'
 import { apiErrorMessage } from '../kube/errors.ts'
-import { toJobRecord } from '../kube/job-record.ts'
+import { toJobRecord, type AppliedMetadata } from '../kube/job-record.ts'
 import type { Plan, PlannedJob } from '../plan/plan.ts'
 import { ANNOTATION, MANAGED_LABEL, formatRetention, type Retention } from '../plan/retention.ts'
 import type { Settings } from '../settings/settings.ts'
@@ -116,15 +116,21 @@ export async function deleteAction(planned: PlannedJob, ctx: ActionContext): Pro
   }
 }
 
-/** The merge patch that records the policy on the Job and (unless the chart owns it) sets its TTL. */
-export function retentionPatch(settings: Settings, ttlSeconds: Retention, run: ExecuteContext['run'], chartTtl: boolean): object {
-  const annotations: Record<string, string> = {
+/**
+ * The merge patch that records the policy on the Job and sets its TTL — but leaves out every
+ * field the chart server-side applies (`chartTtl`, `applied`): the chart's value stands there, as
+ * job-sweeper's would make Helm 4's next apply of the unchanged Job fail with a conflict.
+ */
+export function retentionPatch(settings: Settings, ttlSeconds: Retention, run: ExecuteContext['run'], chartTtl: boolean, applied?: AppliedMetadata): object {
+  const written: Record<string, string | undefined> = {
     [ANNOTATION.ttl]: formatRetention(settings.ttlSeconds),
-    [ANNOTATION.failureGrace]: formatRetention(settings.failureGraceSeconds)
+    [ANNOTATION.failureGrace]: formatRetention(settings.failureGraceSeconds),
+    [ANNOTATION.runUrl]: run?.url || undefined,
+    [ANNOTATION.commit]: run?.commit || undefined
   }
-  if (run?.url) annotations[ANNOTATION.runUrl] = run.url
-  if (run?.commit) annotations[ANNOTATION.commit] = run.commit
-  const metadata = { labels: { [MANAGED_LABEL]: 'true' }, annotations }
+  const annotations = Object.fromEntries(Object.entries(written).filter(([k, v]) => v !== undefined && !applied?.annotations.includes(k)))
+  const labels = applied?.labels.includes(MANAGED_LABEL) ? {} : { [MANAGED_LABEL]: 'true' }
+  const metadata = { labels, annotations }
   // null removes the field: `never` means the TTL controller must not delete the Job.
   return chartTtl ? { metadata } : { metadata, spec: { ttlSecondsAfterFinished: ttlSeconds } }
 }
@@ -140,7 +146,12 @@ export async function ttlAction(p: PlannedJob, ttl: Retention, ctx: ActionContex
       logs = saved.logs
       if (!saved.proceed) return { ...outcome(p, 'error', `TTL not set: its logs could not all be saved (${saved.logs.failures[0]})`), logs }
     }
-    const patched = await client.patchJob(p.namespace, p.name, { uid: p.uid }, retentionPatch(settings, ttl, ctx.run, p.chartTtl === true))
+    const patched = await client.patchJob(
+      p.namespace,
+      p.name,
+      { uid: p.uid },
+      retentionPatch(settings, ttl, ctx.run, p.chartTtl === true, p.job.appliedMetadata)
+    )
     if (patched === 'gone' || patched === 'conflict') return { ...outcome(p, 'gone', 'gone, or replaced by a new Job, before its TTL could be set'), logs }
     ctx.info(`${where(p)} (${p.status}): ${p.chartTtl ? `the chart's ttlSecondsAfterFinished kept` : `ttlSecondsAfterFinished ${ttl ?? 'removed (never)'}`}`)
     return { ...outcome(p, 'ttl-set'), logs }

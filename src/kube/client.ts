@@ -27,7 +27,7 @@ import {
 } from '@kubernetes/client-node'
 import { apiErrorMessage, statusCode } from './errors.ts'
 import { FIELD_MANAGER, toJobRecord, type JobRecord } from './job-record.ts'
-import { DEFAULT_RETRY, withRetry, type RetryPolicy } from './retry.ts'
+import { DEFAULT_RETRY, isTransient, withRetry, type RetryPolicy } from './retry.ts'
 
 /** Result of a delete with preconditions: `conflict` means the Job changed (or was replaced) since it was read. */
 export type DeleteResult = 'deleted' | 'gone' | 'conflict'
@@ -46,6 +46,11 @@ export interface JobEvent {
   message: string
   type: 'Normal' | 'Warning'
 }
+
+/** How a rendered Job is tried on the live one: as Helm 4 upgrades (server-side apply), or a replace. */
+export type DryRunMethod = { apply: { fieldManager: string; force: boolean } } | 'replace'
+/** A dry run's answer: accepted, or refused with the HTTP status and the API server's message. */
+export type DryRunAnswer = { accepted: true } | { accepted: false; status: number; message: string }
 
 /** A list of Jobs and the resourceVersion a watch continues from. */
 export interface JobListing {
@@ -74,8 +79,8 @@ export interface JobsClient {
   deleteJob(namespace: string, name: string, precondition: Precondition, propagation: Propagation): Promise<DeleteResult>
   /** JSON merge patch of the Job if it still matches `precondition`; `gone` or `conflict` otherwise. */
   patchJob(namespace: string, name: string, precondition: Precondition, patch: object): Promise<JobRecord | 'gone' | 'conflict'>
-  /** Server-side dry-run replace of the live Job by `job`: undefined if accepted, else the API server's refusal. */
-  dryRunReplaceJob(namespace: string, job: V1Job): Promise<string | undefined>
+  /** Server-side dry run of `job` over the live Job, by `method`; network failures throw, API refusals are answers. */
+  dryRunJob(namespace: string, job: V1Job, method: DryRunMethod): Promise<DryRunAnswer>
   /** Starts a watch of the namespace's Jobs from `resourceVersion`, with bookmarks; `done` gets how it ended. */
   watchJobs(namespace: string, resourceVersion: string, handler: WatchHandler, done: (error: unknown) => void): Promise<{ abort(): void }>
   /** The pods the Job controller created for the Job with this UID. */
@@ -122,6 +127,7 @@ export class KubeJobsClient implements JobsClient {
   private readonly limiter: PQueue
   private pool: ReturnType<RequestContext['getDispatcher']>
   private readonly perRequest: ConfigurationOptions<ObservableMiddleware>
+  private readonly applyOptions: ConfigurationOptions<ObservableMiddleware>
   private sent = 0
 
   constructor(kc: KubeConfig, options: Partial<ClientOptions> = {}) {
@@ -153,6 +159,7 @@ export class KubeJobsClient implements JobsClient {
       ],
       middlewareMergeStrategy: 'append'
     }
+    this.applyOptions = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply, this.perRequest)
   }
 
   get requests(): number {
@@ -248,16 +255,24 @@ export class KubeJobsClient implements JobsClient {
     }
   }
 
-  async dryRunReplaceJob(namespace: string, job: V1Job): Promise<string | undefined> {
-    try {
-      await this.call(`dry-run replace Job ${namespace}/${job.metadata?.name}`, () =>
-        this.batch.replaceNamespacedJob({ name: job.metadata?.name ?? '', namespace, body: job, dryRun: 'All', fieldManager: FIELD_MANAGER }, this.perRequest)
-      )
-      return undefined
-    } catch (e) {
-      if (statusCode(e) === 422) return apiErrorMessage(e)
-      throw e
-    }
+  async dryRunJob(namespace: string, job: V1Job, method: DryRunMethod): Promise<DryRunAnswer> {
+    const name = job.metadata?.name ?? ''
+    // The apply goes as Helm's (its manager, its force), so it meets the conflicts the upgrade will.
+    const [verb, send] =
+      method === 'replace'
+        ? ['replace', () => this.batch.replaceNamespacedJob({ name, namespace, body: job, dryRun: 'All', fieldManager: FIELD_MANAGER }, this.perRequest)]
+        : ['apply', () => this.batch.patchNamespacedJob({ name, namespace, body: job, dryRun: 'All', ...method.apply }, this.applyOptions)]
+    return this.call(`dry-run ${verb} Job ${namespace}/${name}`, async (): Promise<DryRunAnswer> => {
+      try {
+        await send()
+        return { accepted: true }
+      } catch (e) {
+        const status = statusCode(e)
+        // A webhook that cannot be called answers 500 too, but waiting does not make it answer.
+        if (status === undefined || (isTransient(e) && !/failed calling webhook/i.test(apiErrorMessage(e)))) throw e
+        return { accepted: false, status, message: apiErrorMessage(e) }
+      }
+    })
   }
 
   async watchJobs(namespace: string, resourceVersion: string, handler: WatchHandler, done: (error: unknown) => void): Promise<{ abort(): void }> {

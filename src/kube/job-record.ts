@@ -13,6 +13,14 @@ export interface JobRecord {
   status?: Pick<V1JobStatus, 'conditions' | 'active' | 'ready' | 'terminating' | 'startTime' | 'completionTime'>
   /** Managers that server-side applied spec.ttlSecondsAfterFinished (Helm 4 installs charts so), from managedFields. */
   ttlAppliedBy?: string[]
+  /** The job-sweeper.io/ labels and annotations another manager server-side applies (the chart sets them). */
+  appliedMetadata?: AppliedMetadata
+}
+
+/** Label and annotation keys (job-sweeper.io/ ones only) that another manager's server-side apply owns. */
+export interface AppliedMetadata {
+  labels: string[]
+  annotations: string[]
 }
 
 /** Annotation prefixes anything in job-sweeper reads; every other annotation is dropped. */
@@ -37,16 +45,37 @@ function keptConditions(conditions: V1JobCondition[] | undefined): V1JobConditio
   return kept && kept.length > 0 ? kept : undefined
 }
 
+type FieldSet = Record<string, unknown>
+
+/** The server-side apply entries of managers other than job-sweeper (Update owners never conflict). */
+function othersApplies(job: V1Job): { manager: string; fields: FieldSet }[] {
+  return (job.metadata?.managedFields ?? [])
+    .filter((m) => m.manager !== FIELD_MANAGER && m.operation === 'Apply' && !m.subresource)
+    .map((m) => ({ manager: m.manager ?? 'unknown', fields: (m.fieldsV1 ?? {}) as FieldSet }))
+}
+
+const child = (set: FieldSet | undefined, key: string): FieldSet | undefined => set?.[key] as FieldSet | undefined
+
 /**
  * The managers (not job-sweeper) that own spec.ttlSecondsAfterFinished through server-side apply.
  * A later apply of theirs conflicts with any other manager that changed the field; an Update
  * (client-side apply, Helm 3, kubectl edit) owner does not.
  */
 function ttlAppliedByOf(job: V1Job): string[] | undefined {
-  const owners = (job.metadata?.managedFields ?? [])
-    .filter((m) => m.manager !== FIELD_MANAGER && m.operation === 'Apply' && JSON.stringify(m.fieldsV1 ?? {}).includes('"f:ttlSecondsAfterFinished"'))
-    .map((m) => m.manager ?? 'unknown')
+  const owners = othersApplies(job)
+    .filter((a) => child(child(a.fields, 'f:spec'), 'f:ttlSecondsAfterFinished') !== undefined)
+    .map((a) => a.manager)
   return owners.length > 0 ? [...new Set(owners)] : undefined
+}
+
+/** The job-sweeper.io/ label and annotation keys that other managers server-side apply, if any. */
+function appliedMetadataOf(job: V1Job): AppliedMetadata | undefined {
+  const keys = (field: string): string[] => {
+    const found = othersApplies(job).flatMap((a) => Object.keys(child(child(a.fields, 'f:metadata'), field) ?? {}))
+    return [...new Set(found.filter((k) => k.startsWith('f:job-sweeper.io/')).map((k) => k.slice(2)))].sort()
+  }
+  const applied = { labels: keys('f:labels'), annotations: keys('f:annotations') }
+  return applied.labels.length + applied.annotations.length > 0 ? applied : undefined
 }
 
 /** The JobRecord of a full Job from the API. */
@@ -74,7 +103,8 @@ export function toJobRecord(job: V1Job): JobRecord {
       startTime: date(job.status?.startTime),
       completionTime: date(job.status?.completionTime)
     },
-    ttlAppliedBy: ttlAppliedByOf(job)
+    ttlAppliedBy: ttlAppliedByOf(job),
+    appliedMetadata: appliedMetadataOf(job)
   }
 }
 

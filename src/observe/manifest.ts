@@ -17,7 +17,7 @@ const GENERATED_TEMPLATE_LABELS = ['batch.kubernetes.io/controller-uid', 'batch.
  * The rendered Job as a full replacement of the live one, for a server-side dry run: the API
  * server then applies its own defaults to the rendered template and runs its own immutability
  * check, so "identical" means exactly what the upgrade will meet. Only what the API server
- * generated at creation (selector, controller labels, resourceVersion) is carried over.
+ * generated at creation (selector, controller labels) is carried over.
  */
 export function replacementFor(rendered: V1Job, live: V1Job): V1Job {
   const liveLabels = live.spec?.template?.metadata?.labels ?? {}
@@ -29,7 +29,9 @@ export function replacementFor(rendered: V1Job, live: V1Job): V1Job {
       ...live.metadata,
       labels: rendered.metadata?.labels,
       annotations: { ...live.metadata?.annotations, ...rendered.metadata?.annotations },
-      managedFields: undefined
+      managedFields: undefined,
+      // Jobs allow an update without one: the dry run must not fail because the Job changed since it was read.
+      resourceVersion: undefined
     },
     spec: {
       ...rendered.spec,

@@ -1,8 +1,8 @@
 // Observe: read what the plan needs from the cluster (and the rendered manifest), change nothing.
 import type { JobsClient } from '../kube/client.ts'
-import type { Observed } from '../plan/plan.ts'
+import type { ManifestDifference, Observed } from '../plan/plan.ts'
 import { INPUT, type Settings } from '../settings/settings.ts'
-import { replacementFor } from './manifest.ts'
+import { compareWithRendered } from './compare.ts'
 
 /** The namespace this run works in: the input, else the kubeconfig context's, else default. */
 export function targetNamespace(settings: Settings, client: JobsClient): string {
@@ -11,17 +11,23 @@ export function targetNamespace(settings: Settings, client: JobsClient): string 
 
 /**
  * Lists the candidate Jobs in the one namespace of the pre and post phases. With `manifest` and
- * `compareTemplates` (pre), asks the API server (server-side dry run) whether each rendered Job
- * could replace the live one of the same name.
+ * `compareTemplates` (pre), asks the API server (server-side dry run, compare.ts) whether the
+ * upgrade can keep the live Job of each rendered one's name. `info` gets the dry runs' refusals.
  */
-export async function observe(client: JobsClient, settings: Settings, warn: (message: string) => void, compareTemplates: boolean): Promise<Observed> {
+export async function observe(
+  client: JobsClient,
+  settings: Settings,
+  warn: (message: string) => void,
+  compareTemplates: boolean,
+  info: (message: string) => void = () => {}
+): Promise<Observed> {
   const namespace = targetNamespace(settings, client)
   const { jobs, resourceVersion } = await client.listJobs(namespace, settings.scope.selector)
   const resourceVersions = { [namespace]: resourceVersion }
   if (settings.scope.manifest === undefined) return { namespace, jobs, resourceVersions }
 
   const rendered = settings.manifestJobs ?? [] // read and parsed with the settings
-  const manifest = new Map<string, string | undefined>()
+  const manifest = new Map<string, ManifestDifference | undefined>()
   for (const job of rendered) {
     const name = job.metadata?.name ?? ''
     const ns = job.metadata?.namespace ?? namespace
@@ -31,7 +37,9 @@ export async function observe(client: JobsClient, settings: Settings, warn: (mes
     }
     // The comparison needs the whole live Job (the list keeps no pod templates): read it.
     const live = compareTemplates && jobs.some((j) => j.metadata?.name === name) ? await client.getJob(namespace, name) : undefined
-    manifest.set(name, live ? await client.dryRunReplaceJob(namespace, replacementFor(job, live)) : undefined)
+    const difference = live ? await compareWithRendered(client, namespace, job, live, info) : undefined
+    if (difference?.kind === 'unknown') warn(`${INPUT.manifest}: could not compare Job ${namespace}/${name} (${difference.detail}); treated as changed`)
+    manifest.set(name, difference)
   }
   if (rendered.length === 0) warn(`${INPUT.manifest} '${settings.scope.manifest}' names no batch/v1 Jobs: nothing is in scope`)
   return { namespace, jobs, manifest, resourceVersions }

@@ -39,14 +39,26 @@ export interface PlannedJob {
   job: JobRecord
 }
 
+/** How a live Job differs from its rendered manifest, as the API server's dry run found. */
+export interface ManifestDifference {
+  /**
+   * differs: the API server refuses the change (the pod template is immutable); conflict: the
+   * upgrade's server-side apply would meet another field manager; unknown: the dry run itself was
+   * refused (403, a webhook that cannot dry-run…), so the Job is treated as changed.
+   */
+  kind: 'differs' | 'conflict' | 'unknown'
+  /** For the summary: the pod template's changes, the conflicting fields, or why it could not compare. */
+  detail: string
+}
+
 /** What observe() saw: the candidate Jobs, and for manifest scope, the rendered Jobs' verdicts. */
 export interface Observed {
   /** The namespace worked in (sweep: the namespaces, for the summary). */
   namespace: string
   /** Jobs in the namespace(s) (already narrowed by the label selector, if any). */
   jobs: JobRecord[]
-  /** With `manifest`: Job name → undefined if the live Job's template equals the rendered one, else why not. */
-  manifest?: Map<string, string | undefined>
+  /** With `manifest`: Job name → undefined if the upgrade can keep the live Job as it is, else how it differs. */
+  manifest?: Map<string, ManifestDifference | undefined>
   /** Per namespace, the resourceVersion of the list: waits watch from there, missing nothing. */
   resourceVersions?: Record<string, string>
 }
@@ -74,13 +86,25 @@ export function inScope(job: JobRecord, observed: Observed, settings: Settings):
   return true
 }
 
+/** Why a Job that differs from its rendered manifest is in the upgrade's way, for the summary. */
+function manifestConflict(d: ManifestDifference): string {
+  switch (d.kind) {
+    case 'differs':
+      return `differs from the rendered manifest: ${d.detail}`
+    case 'conflict':
+      return `helm upgrade would fail on a field-manager conflict: ${d.detail}`
+    case 'unknown':
+      return `could not compare it with the rendered manifest (${d.detail}): treated as changed, as release scope would`
+  }
+}
+
 function decidePre(p: PlannedJob, observed: Observed, settings: Settings): Decision {
   if (p.status === 'terminating') return { action: 'delete', reason: 'already being deleted; waiting until it is gone' }
   let conflict = 'a Job’s pod template is immutable, so helm upgrade fails while it exists'
   if (observed.manifest !== undefined) {
     const difference = observed.manifest.get(p.name)
     if (difference === undefined) return { action: 'keep', reason: 'unchanged — the upgrade will not touch it' }
-    conflict = `differs from the rendered manifest: ${difference}`
+    conflict = manifestConflict(difference)
   }
   if (p.status === 'external') {
     return {

@@ -63,10 +63,25 @@ export function planPost(observed: Observed, settings: Settings, now: Date): Pla
   return makePlan('post', observed, settings, now, (p) => decidePost(p, settings))
 }
 
+/**
+ * Post: the retention of an outcome. A retention annotation the chart server-side applies (Helm 4)
+ * is the Job's own policy: job-sweeper must not overwrite it (the next upgrade would conflict), so
+ * it also decides the TTL, as it does for the sweep. Else the input's.
+ */
+function postRetention(job: JobRecord, outcome: 'succeeded' | 'failed', settings: Settings): { retention: Retention; source?: string } {
+  const key = outcome === 'succeeded' ? ANNOTATION.ttl : ANNOTATION.failureGrace
+  if (!job.appliedMetadata?.annotations.includes(key)) return { retention: retentionOf(outcome, settings) }
+  const { retention, source } = recordedRetention(job, outcome, settings)
+  return { retention, source: source === 'its annotation' ? `the chart's annotation ${key}` : source }
+}
+
 function decidePost(p: PlannedJob, settings: Settings): Decision {
   const decision = decidePostRetention(p, settings)
+  const applied = p.job.appliedMetadata
+  const kept = applied ? [...applied.labels.map((k) => `label ${k}`), ...applied.annotations.map((k) => `annotation ${k}`)] : []
+  const reason = kept.length > 0 && decision.action !== 'keep' ? `${decision.reason}; the chart's ${kept.join(', ')} left as it sets it` : decision.reason
   const appliedBy = p.job.ttlAppliedBy
-  if (!appliedBy || decision.action === 'keep') return decision
+  if (!appliedBy || decision.action === 'keep') return { ...decision, reason }
   // Helm 4 (server-side apply) owns the chart's value: taking the field over would make the next
   // helm upgrade fail with a field-manager conflict. The chart's TTL stands; the rest (logs, the
   // wait, the annotations) goes on as for any Job.
@@ -75,22 +90,23 @@ function decidePost(p: PlannedJob, settings: Settings): Decision {
     ...decision,
     chartTtl: true,
     retention: ttl === undefined ? 'never' : `${formatDuration(ttl)} (the chart's)`,
-    reason: `${decision.reason} — but the chart sets ttlSecondsAfterFinished ${ttl ?? '—'} (applied by ${appliedBy.join(', ')}): the chart's value stands, so the next helm upgrade does not conflict`
+    reason: `${reason} — but the chart sets ttlSecondsAfterFinished ${ttl ?? '—'} (applied by ${appliedBy.join(', ')}): the chart's value stands, so the next helm upgrade does not conflict`
   }
 }
 
 function decidePostRetention(p: PlannedJob, settings: Settings): Decision {
   if (p.status === 'terminating') return { action: 'keep', reason: 'being deleted' }
   if (p.status === 'running' || p.status === 'suspended' || p.status === 'external') {
-    const bound = upperBound(settings)
+    const [ok, failed] = [postRetention(p.job, 'succeeded', settings).retention, postRetention(p.job, 'failed', settings).retention]
+    const bound = ok === null || failed === null ? null : Math.max(ok, failed)
     // A suspended Job may wait for admission for days, and another controller's Job is not ours
     // to wait for: they get the upper bound, and no wait.
     const waiting = settings.waitForJobsSeconds > 0 && p.status === 'running'
     const reason = `${p.status}; TTL ${formatRetention(bound)} (the larger of ttl and failure-grace) until it finishes${waiting ? `; waiting up to ${formatDuration(settings.waitForJobsSeconds)} to set the one for its outcome` : ''}`
     return { action: waiting ? 'wait' : 'set-ttl', ttlSeconds: bound, reason, retention: describeRetention(bound, undefined) }
   }
-  const retention = retentionOf(p.status, settings)
-  const which = p.status === 'succeeded' ? 'ttl' : 'failure-grace'
+  const { retention, source } = postRetention(p.job, p.status, settings)
+  const which = `${p.status === 'succeeded' ? 'ttl' : 'failure-grace'}${source ? ` (${source})` : ''}`
   const ago = p.finishedSecondsAgo === undefined ? '' : ` ${formatDuration(p.finishedSecondsAgo)} ago`
   const reason =
     retention === null

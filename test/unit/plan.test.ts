@@ -1,5 +1,5 @@
 // The pre phase's planner, table-driven: every rule, with the reason users will read.
-import { planPrune, shouldHarvest, type Observed, type JobAction } from '../../src/plan/plan.ts'
+import { planPrune, shouldHarvest, type ManifestDifference, type Observed, type JobAction } from '../../src/plan/plan.ts'
 import { parseSettings, type Settings } from '../../src/settings/settings.ts'
 import type { V1Job } from '@kubernetes/client-node'
 import { NOW, newJob, type JobShape } from './jobs.ts'
@@ -13,7 +13,7 @@ interface Case {
   name: string
   inputs: Record<string, string>
   jobs: JobShape[]
-  manifest?: Record<string, string | undefined>
+  manifest?: Record<string, ManifestDifference | undefined>
   /** Job name → action and a fragment of the reason; Jobs out of scope are absent. */
   expected: Record<string, [JobAction, string]>
 }
@@ -92,13 +92,30 @@ const cases: Case[] = [
     expected: { 'app-migrate': ['delete', 'succeeded'] }
   },
   {
-    name: 'manifest: changed template → delete with the API server’s reason; unchanged → keep; not rendered → out of scope',
+    name: 'manifest: changed template → delete with the template’s changes; unchanged → keep; not rendered → out of scope',
     inputs: { manifest: 'rendered.yaml' },
     jobs: [{ name: 'app-migrate' }, { name: 'app-seed' }, { name: 'legacy' }],
-    manifest: { 'app-migrate': 'spec.template: field is immutable', 'app-seed': undefined },
+    manifest: { 'app-migrate': { kind: 'differs', detail: 'containers[migrate].image: ledger:1.1 → 1.2' }, 'app-seed': undefined },
     expected: {
-      'app-migrate': ['delete', 'differs from the rendered manifest: spec.template: field is immutable'],
+      'app-migrate': ['delete', 'differs from the rendered manifest: containers[migrate].image: ledger:1.1 → 1.2'],
       'app-seed': ['keep', 'unchanged — the upgrade will not touch it']
+    }
+  },
+  {
+    name: 'manifest: the upgrade’s apply would conflict → delete, naming the conflict',
+    inputs: { manifest: 'rendered.yaml' },
+    jobs: [{ name: 'app-migrate' }],
+    manifest: { 'app-migrate': { kind: 'conflict', detail: 'conflict with "kubectl-edit": .spec.backoffLimit' } },
+    expected: { 'app-migrate': ['delete', 'helm upgrade would fail on a field-manager conflict: conflict with "kubectl-edit": .spec.backoffLimit'] }
+  },
+  {
+    name: 'manifest: could not compare (403) → treated as changed, as release scope would; running → wait',
+    inputs: { manifest: 'rendered.yaml' },
+    jobs: [{ name: 'app-migrate' }, { name: 'app-seed', status: 'running' }],
+    manifest: { 'app-migrate': { kind: 'unknown', detail: '403 Forbidden' }, 'app-seed': { kind: 'unknown', detail: '403 Forbidden' } },
+    expected: {
+      'app-migrate': ['delete', 'could not compare it with the rendered manifest (403 Forbidden): treated as changed, as release scope would'],
+      'app-seed': ['wait', 'waiting for it to finish, then deleting it (could not compare']
     }
   },
   {
