@@ -1,4 +1,4 @@
-// One phase, start to end: take the scope's Lease, observe → plan → execute,
+// One phase, start to end: check the namespaces, take the scope's Lease, observe → plan → execute,
 // release the Lease; against the cluster the settings name.
 // Shared by the action (main.ts) and the CLI (cli.ts); each passes its own way of printing.
 import { execute } from './execute/execute.ts'
@@ -8,6 +8,7 @@ import { KubeJobsClient, type JobsClient } from './kube/client.ts'
 import { loadKubeConfig } from './kube/kubeconfig.ts'
 import { takeLeases, leaseName, runIdentity, scopeKey } from './kube/lease.ts'
 import { observe, observeSweep, targetNamespace } from './observe/observe.ts'
+import { checkNamespaces, missingReleaseWarning } from './observe/preconditions.ts'
 import { planPrune, type Observed, type Plan, type PlannedJob } from './plan/plan.ts'
 import { planPost, planSweep } from './plan/retention.ts'
 import type { Phase, Settings } from './settings/settings.ts'
@@ -60,6 +61,7 @@ export async function runPhase(phase: Phase, settings: Settings, options: RunOpt
   const out = options.console
   const client: JobsClient = new KubeJobsClient(loadKubeConfig(settings.kubeconfig, settings.context, options.mask))
   const namespaces = namespacesOf(phase, settings, client)
+  await checkNamespaces(client, namespaces, settings.namespaces === undefined)
   // A dry run changes nothing, the Lease included; a sweep of all namespaces takes none (README:
   // Concurrent runs), its deletes being safe against any other run through their preconditions.
   const manifestNames = settings.manifestJobs?.map((j) => j.metadata?.name ?? '')
@@ -77,7 +79,7 @@ export async function runPhase(phase: Phase, settings: Settings, options: RunOpt
   let result: RunResult
   try {
     // Observed only once the Lease is held: a run that waited plans on what the other one left.
-    result = await observePlanExecute(phase, settings, client, options)
+    result = await observePlanExecute(phase, settings, client, namespaces, options)
   } finally {
     await leases?.release()
   }
@@ -85,7 +87,7 @@ export async function runPhase(phase: Phase, settings: Settings, options: RunOpt
   return result
 }
 
-async function observePlanExecute(phase: Phase, settings: Settings, client: JobsClient, options: RunOptions): Promise<RunResult> {
+async function observePlanExecute(phase: Phase, settings: Settings, client: JobsClient, namespaces: string[], options: RunOptions): Promise<RunResult> {
   const out = options.console
   const ctx: ExecuteContext = { info: (m) => out.info(m), run: options.run }
   const warn = (m: string): void => out.warning(m)
@@ -103,7 +105,11 @@ async function observePlanExecute(phase: Phase, settings: Settings, client: Jobs
       plan = planSweep(await observed(out, what, () => observeSweep(client, settings)), settings, now)
       break
   }
+  const release = settings.scope.release
+  const noRelease =
+    plan.jobs.length === 0 && release !== undefined && namespaces.length > 0 ? await missingReleaseWarning(client, release, namespaces) : undefined
   await showPlan(out, plan.jobs)
   const result = await out.group(settings.dryRun ? 'Execute (dry run: nothing is changed)' : 'Execute', () => execute(plan, client, settings, ctx))
+  if (noRelease !== undefined) result.warnings.unshift(noRelease)
   return result
 }
