@@ -6,7 +6,7 @@ import { writeReportFile } from './report/file.ts'
 import { listOutput, summarize } from './report/summary.ts'
 import { renderText } from './report/text.ts'
 import { runPhase, type Console } from './run.ts'
-import { redact, runSecrets } from './secrets.ts'
+import { redact, redactResult, runSecrets } from './secrets.ts'
 import { parseSettings, SettingsError, type Settings } from './settings/settings.ts'
 
 // Outside GitHub Actions no runner masks what is printed: every line goes through the run's masker.
@@ -41,7 +41,8 @@ async function main(argv: string[]): Promise<number> {
     throw e
   }
   try {
-    const result = await runPhase(command.phase, settings, { console: stderrConsole, mask: (secret) => runSecrets.add(secret) })
+    // Redacted before the report file is written too (standard output and error are redacted anyway).
+    const result = redactResult(await runPhase(command.phase, settings, { console: stderrConsole, mask: (secret) => runSecrets.add(secret) }))
     const summary = summarize(result)
     const reportFile = await writeReportFile(result, settings.logsDir)
     if (command.json) {

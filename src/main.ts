@@ -7,7 +7,7 @@ import type { ExecuteContext } from './execute/outcome.ts'
 import { apiErrorMessage } from './kube/errors.ts'
 import { writeFailure, writeReport } from './report/write.ts'
 import { runPhase, type Console } from './run.ts'
-import { redact, runSecrets } from './secrets.ts'
+import { redact, redactResult, runSecrets } from './secrets.ts'
 import { isKubeconfigPath } from './settings/kubeconfig-input.ts'
 import { INPUT, parseSettings, type Phase, type Settings } from './settings/settings.ts'
 
@@ -39,8 +39,8 @@ function readSettings(): Settings {
 }
 
 const actionsConsole: Console = {
-  info: (m) => core.info(m),
-  warning: (m) => core.warning(m),
+  info: (m) => core.info(redact(m)),
+  warning: (m) => core.warning(redact(m)),
   group: (name, fn) => core.group(name, fn)
 }
 
@@ -66,7 +66,8 @@ export async function run(): Promise<void> {
     const settings = readSettings()
     const phase: Phase = isPost ? 'post' : settings.phase
     phaseName = phase
-    const result = await runPhase(phase, settings, { console: actionsConsole, mask, run: workflowRun() })
+    // Outside GitHub Actions no runner masks the log: what job-sweeper writes is redacted itself.
+    const result = redactResult(await runPhase(phase, settings, { console: actionsConsole, mask, run: workflowRun() }))
     await writeReport(result, settings.logsDir)
     for (const w of result.warnings) core.warning(w)
     if (result.errors.length > 0) core.setFailed(result.errors.join('\n'))

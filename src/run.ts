@@ -1,11 +1,14 @@
-// One phase, start to end: observe → plan → execute, against the cluster the settings name.
+// One phase, start to end: check the namespaces, take the scope's Lease, observe → plan → execute,
+// release the Lease; against the cluster the settings name.
 // Shared by the action (main.ts) and the CLI (cli.ts); each passes its own way of printing.
 import { execute } from './execute/execute.ts'
 import type { ExecuteContext, RunResult } from './execute/outcome.ts'
 import { someNames } from './execute/progress.ts'
 import { KubeJobsClient, type JobsClient } from './kube/client.ts'
 import { loadKubeConfig } from './kube/kubeconfig.ts'
-import { observe, observeSweep } from './observe/observe.ts'
+import { takeLeases, leaseName, runIdentity, scopeKey } from './kube/lease.ts'
+import { observe, observeSweep, targetNamespace } from './observe/observe.ts'
+import { checkNamespaces, missingReleaseWarning } from './observe/preconditions.ts'
 import { planPrune, type Observed, type Plan, type PlannedJob } from './plan/plan.ts'
 import { planPost, planSweep } from './plan/retention.ts'
 import { gitOpsWarnings } from './report/gitops.ts'
@@ -49,10 +52,45 @@ function showPlan(out: Console, jobs: PlannedJob[]): Promise<void> {
   })
 }
 
+/** The namespaces a phase works in: one for pre and post, the list (or none: all) for a sweep. */
+function namespacesOf(phase: Phase, settings: Settings, client: JobsClient): string[] {
+  if (phase !== 'sweep') return [targetNamespace(settings, client)]
+  return settings.allNamespaces ? [] : (settings.namespaces ?? [client.defaultNamespace])
+}
+
 export async function runPhase(phase: Phase, settings: Settings, options: RunOptions): Promise<RunResult> {
   const out = options.console
   const kube = new KubeJobsClient(loadKubeConfig(settings.kubeconfig, settings.context, options.mask))
   const client: JobsClient = kube
+  const namespaces = namespacesOf(phase, settings, client)
+  await checkNamespaces(client, namespaces, settings.namespaces === undefined)
+  // A dry run changes nothing, the Lease included; a sweep of all namespaces takes none (README:
+  // Concurrent runs), its deletes being safe against any other run through their preconditions.
+  const manifestNames = settings.manifestJobs?.map((j) => j.metadata?.name ?? '')
+  const leases =
+    settings.dryRun || namespaces.length === 0
+      ? undefined
+      : await takeLeases(namespaces, {
+          client,
+          name: leaseName(settings.scope, manifestNames),
+          scope: scopeKey(settings.scope, manifestNames),
+          holder: runIdentity(process.env, options.run?.url),
+          waitSeconds: settings.waitTimeoutSeconds,
+          info: (m) => out.info(m)
+        })
+  let result: RunResult
+  try {
+    // Observed only once the Lease is held: a run that waited plans on what the other one left.
+    result = await observePlanExecute(phase, settings, client, namespaces, options)
+  } finally {
+    await leases?.release()
+  }
+  result.warnings.push(...(leases?.warnings ?? []))
+  return { ...result, apiRequests: kube.requests }
+}
+
+async function observePlanExecute(phase: Phase, settings: Settings, client: JobsClient, namespaces: string[], options: RunOptions): Promise<RunResult> {
+  const out = options.console
   const ctx: ExecuteContext = { info: (m) => out.info(m), run: options.run }
   const warn = (m: string): void => out.warning(m)
   const what = settings.scope.selector ? `matching ${settings.scope.selector}` : 'listed'
@@ -69,8 +107,12 @@ export async function runPhase(phase: Phase, settings: Settings, options: RunOpt
       plan = planSweep(await observed(out, what, () => observeSweep(client, settings)), settings, now)
       break
   }
+  const release = settings.scope.release
+  const noRelease =
+    plan.jobs.length === 0 && release !== undefined && namespaces.length > 0 ? await missingReleaseWarning(client, release, namespaces) : undefined
   await showPlan(out, plan.jobs)
   const result = await out.group(settings.dryRun ? 'Execute (dry run: nothing is changed)' : 'Execute', () => execute(plan, client, settings, ctx))
   result.warnings.push(...gitOpsWarnings(plan, result.outcomes))
-  return { ...result, apiRequests: kube.requests }
+  if (noRelease !== undefined) result.warnings.unshift(noRelease)
+  return result
 }

@@ -39,6 +39,6 @@ test('an unreachable cluster fails the step with a summary that says so', async 
   expect(run.code).toBe(1)
   expect(run.stdout).toContain('::error::')
   expect(run.summary).toContain('## job-sweeper: sweep phase failed')
-  expect(run.summary).toContain('cluster unreachable: list Jobs in default kept failing for')
+  expect(run.summary).toContain('cluster unreachable: read namespace default kept failing for') // the first request
   expect(run.summary).toContain('(last: connect ECONNREFUSED 127.0.0.1:65531)')
 })

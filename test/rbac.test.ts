@@ -56,6 +56,9 @@ test('the ServiceAccount cannot do more than the Role allows', () => {
     return kubectl('auth', 'can-i', verb, type, ...flags, '-n', ns, `--as=system:serviceaccount:${ns}:deployer`).stdout.trim()
   }
   expect([check('delete', 'jobs'), check('patch', 'jobs'), check('get', 'pods/log'), check('create', 'events')]).toEqual(['yes', 'yes', 'yes', 'yes'])
+  expect(['get', 'create', 'update', 'delete'].map((verb) => check(verb, 'leases.coordination.k8s.io'))).toEqual(['yes', 'yes', 'yes', 'yes'])
+  // Namespaces are cluster-scoped: a Role cannot grant reading one (the namespace check is skipped).
+  expect(check('get', 'namespaces')).toBe('no')
   expect([check('delete', 'pods'), check('create', 'jobs'), check('get', 'secrets')]).toEqual(['no', 'no', 'no'])
   expect(kubectl('auth', 'can-i', 'list', 'jobs', '-n', otherNs, `--as=system:serviceaccount:${ns}:deployer`).stdout.trim()).toBe('no')
 })
@@ -72,6 +75,8 @@ test('pre (manifest scope, logs), post (wait, TTLs) and sweep all work with exac
     { env: { KUBECONFIG: '/nonexistent', GITHUB_ACTIONS: 'true' } }
   )
   expect(pre.stdout).not.toContain('::error::')
+  // No warning either: the Lease was taken (lease.test.ts shows the warning without the rule).
+  expect(pre.stdout.split('\n').filter((l) => l.startsWith('::warning'))).toEqual([])
   expect(pre.code).toBe(0)
   expect(outputNames(pre, 'pruned')).toEqual([`${release}-migrate`])
   expect(pre.stdout).toContain(`::add-mask::${token}`)

@@ -8,6 +8,7 @@ import { apiErrorMessage } from '../kube/errors.ts'
 import { toJobRecord, type AppliedMetadata } from '../kube/job-record.ts'
 import type { Plan, PlannedJob } from '../plan/plan.ts'
 import { ANNOTATION, MANAGED_LABEL, formatRetention, type Retention } from '../plan/retention.ts'
+import { redact } from '../secrets.ts'
 import type { Settings } from '../settings/settings.ts'
 import { harvestLogs, readTail, type HarvestedLogs } from './logs.ts'
 import { outcome, type ExecuteContext, type JobOutcome } from './outcome.ts'
@@ -50,7 +51,9 @@ async function saveLogs(p: PlannedJob, ctx: ActionContext): Promise<{ logs: Harv
     ctx.tailed.count++
     logs.tails = []
     for (const f of logs.files) {
-      const lines = await readTail(settings.logsDir, f.file, TAIL_LINES).catch(() => [])
+      const read = await readTail(settings.logsDir, f.file, TAIL_LINES).catch(() => [])
+      // The summary is shown to everyone who can read the workflow run, unlike the runner's log.
+      const lines = settings.maskLogTails ? read.map(redact) : read
       if (lines.some((l) => l.trim() !== '')) logs.tails.push({ file: f.file, lines })
     }
   }

@@ -21,24 +21,20 @@ import {
   type ObservableMiddleware,
   type V1Job,
   type V1JobList,
+  type V1Lease,
   type V1Pod,
   type ConfigurationOptions,
   type RequestContext
 } from '@kubernetes/client-node'
 import { apiErrorMessage, statusCode } from './errors.ts'
 import { FIELD_MANAGER, toJobRecord, type JobRecord } from './job-record.ts'
+import { KubeClusterObjects, type ClusterObjects, type DeleteResult, type Precondition } from './objects.ts'
 import { DEFAULT_RETRY, isTransient, withRetry, type RetryPolicy } from './retry.ts'
 
-/** Result of a delete with preconditions: `conflict` means the Job changed (or was replaced) since it was read. */
-export type DeleteResult = 'deleted' | 'gone' | 'conflict'
+export type { ClusterObjects, DeleteResult, Precondition } from './objects.ts'
+
 /** Background: the Job goes at once, the garbage collector removes its pods. Foreground: its pods go first. */
 export type Propagation = 'Background' | 'Foreground'
-
-/** The object a delete or patch applies to: it must still have this uid (and resourceVersion, if set). */
-export interface Precondition {
-  uid: string
-  resourceVersion?: string
-}
 
 /** An event job-sweeper records about a Job it acted on. */
 export interface JobEvent {
@@ -68,7 +64,8 @@ export interface SavedLog {
   truncated: boolean
 }
 
-export interface JobsClient {
+/** Jobs, and (ClusterObjects) the namespace, Helm's release records and job-sweeper's Leases. */
+export interface JobsClient extends ClusterObjects {
   /** The namespace used when Settings names none: the context's, else `default`. */
   readonly defaultNamespace: string
   /** Jobs in `namespace` (every namespace when undefined) matching the label selector, paginated. */
@@ -128,6 +125,7 @@ export class KubeJobsClient implements JobsClient {
   private pool: ReturnType<RequestContext['getDispatcher']>
   private readonly perRequest: ConfigurationOptions<ObservableMiddleware>
   private readonly applyOptions: ConfigurationOptions<ObservableMiddleware>
+  private readonly objects: ClusterObjects
   private sent = 0
 
   constructor(kc: KubeConfig, options: Partial<ClientOptions> = {}) {
@@ -160,6 +158,7 @@ export class KubeJobsClient implements JobsClient {
       middlewareMergeStrategy: 'append'
     }
     this.applyOptions = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply, this.perRequest)
+    this.objects = new KubeClusterObjects(kc, (what, attempt) => this.call(what, attempt), this.perRequest)
   }
 
   get requests(): number {
@@ -367,5 +366,23 @@ export class KubeJobsClient implements JobsClient {
     } catch (e) {
       if (statusCode(e) !== 409) throw e
     }
+  }
+  namespaceExists(name: string): Promise<boolean> {
+    return this.objects.namespaceExists(name)
+  }
+  hasHelmRecord(namespace: string, release: string, kind: 'Secret' | 'ConfigMap'): Promise<boolean> {
+    return this.objects.hasHelmRecord(namespace, release, kind)
+  }
+  getLease(namespace: string, name: string): Promise<V1Lease | undefined> {
+    return this.objects.getLease(namespace, name)
+  }
+  createLease(namespace: string, lease: V1Lease): Promise<V1Lease | 'exists'> {
+    return this.objects.createLease(namespace, lease)
+  }
+  replaceLease(namespace: string, lease: V1Lease): Promise<V1Lease | 'conflict' | 'gone'> {
+    return this.objects.replaceLease(namespace, lease)
+  }
+  deleteLease(namespace: string, name: string, precondition: Precondition): Promise<DeleteResult> {
+    return this.objects.deleteLease(namespace, name, precondition)
   }
 }

@@ -1,7 +1,8 @@
 // Every credential a kubeconfig holds is found and masked, and one masker hides them in text.
 import { KubeConfig } from '@kubernetes/client-node'
 import { kubeconfigSecrets } from '../../src/kube/kubeconfig.ts'
-import { SecretMasker } from '../../src/secrets.ts'
+import type { RunResult } from '../../src/execute/outcome.ts'
+import { redactResult, runSecrets, SecretMasker } from '../../src/secrets.ts'
 
 const pem = '-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC-KEY-LINE-1\nBKcwggSjAgEAAoIBAQC7-KEY-LINE-2\n-----END PRIVATE KEY-----\n'
 const keyData = Buffer.from(pem).toString('base64')
@@ -59,4 +60,36 @@ test('the masker replaces every registered secret, longest first, and nothing el
   masker.add('tok\n')
   expect(masker.redact('x abc-SECRET-longer y abc-SECRET z tok, abc')).toBe('x *** y *** z ***, abc')
   expect(masker.redact('nothing to hide')).toBe('nothing to hide')
+})
+
+test('a run result is redacted where job-sweeper wrote the words: errors, warnings and reasons, not log tails', () => {
+  runSecrets.add('tok-RESULT-SECRET')
+  const result: RunResult = {
+    phase: 'pre',
+    namespace: 'prod',
+    dryRun: false,
+    errors: ['Job prod/a: Unauthorized (token tok-RESULT-SECRET)'],
+    warnings: ['could not record an Event: tok-RESULT-SECRET'],
+    outcomes: [
+      {
+        namespace: 'prod',
+        name: 'a',
+        status: 'failed',
+        ageSeconds: 1,
+        action: 'delete',
+        result: 'error',
+        waited: false,
+        reason: 'failed: tok-RESULT-SECRET',
+        logs: { files: [], failures: [], tails: [{ file: 'a.log', lines: ['tok-RESULT-SECRET'] }] }
+      }
+    ]
+  }
+  const redacted = redactResult(result)
+  expect([redacted.errors, redacted.warnings, redacted.outcomes[0].reason]).toEqual([
+    ['Job prod/a: Unauthorized (token ***)'],
+    ['could not record an Event: ***'],
+    'failed: ***'
+  ])
+  // Tails were masked (or not) by mask-log-tails when they were read.
+  expect(redacted.outcomes[0].logs?.tails?.[0].lines).toEqual(['tok-RESULT-SECRET'])
 })

@@ -1,0 +1,247 @@
+// Keeping concurrent runs apart: while a run works on a namespace it holds a coordination.k8s.io/v1
+// Lease there, named after its scope, as client-go's leader election holds one. A second run on
+// the same scope (a re-run, two deploys racing, a post step and the next pre phase) waits until the
+// first releases it, or until it expires when its holder died, and only then observes and plans.
+//
+// The protocol: create the Lease, or take it over with an update that carries the resourceVersion
+// read (a 409 means another run won, so read again); renew it every 10 s; delete it at the end with
+// a resourceVersion precondition, so a Lease someone else took over is never deleted.
+import { createHash } from 'node:crypto'
+import { hostname } from 'node:os'
+import { V1MicroTime, type V1Lease } from '@kubernetes/client-node'
+import { formatDuration } from '../settings/duration.ts'
+import type { Scope } from '../settings/settings.ts'
+import type { ClusterObjects } from './objects.ts'
+import { apiErrorMessage, statusCode } from './errors.ts'
+
+/** How long a Lease stays valid after its last renewal: a dead run blocks others this long at most. */
+export const LEASE_DURATION_SECONDS = 30
+/** How often a held Lease is renewed: three renewals fit in one duration, as in client-go. */
+export const RENEW_EVERY_MS = 10_000
+// A waiting run reads the Lease this often (client-go's leader election polls too: RetryPeriod).
+const POLL_MS = 1_000
+const PROGRESS_MS = 15_000
+/** The annotation that says, on the Lease, which scope it keeps apart. */
+export const SCOPE_ANNOTATION = 'job-sweeper.io/scope'
+
+/** The scope in words, the same for every phase: what the Lease is named after. */
+export function scopeKey(scope: Scope, manifestJobNames?: string[]): string {
+  const parts: string[] = []
+  if (scope.release !== undefined) parts.push(`release=${scope.release}`)
+  if (scope.selector !== undefined) parts.push(`selector=${scope.selector}`)
+  if (scope.jobs !== undefined) parts.push(`jobs=${[...scope.jobs].sort().join(',')}`)
+  // The rendered Jobs' names, not the manifest's path: each run renders to a file of its own.
+  if (manifestJobNames !== undefined) parts.push(`manifest=${[...manifestJobNames].sort().join(',')}`)
+  return parts.join('; ')
+}
+
+/** The Lease's name: `job-sweeper-[<release>-]<hash of the scope>`, at most 63 characters. */
+export function leaseName(scope: Scope, manifestJobNames?: string[]): string {
+  const hash = createHash('sha256').update(scopeKey(scope, manifestJobNames)).digest('hex').slice(0, 16)
+  const release = scope.release?.slice(0, 30).replace(/[-.]+$/, '')
+  return `job-sweeper-${release ? `${release}-` : ''}${hash}`
+}
+
+/** Who holds a Lease: the workflow run's URL when known (a link to it), and this process. */
+export function runIdentity(env: NodeJS.ProcessEnv, runUrl?: string): string {
+  const { GITHUB_SERVER_URL: server, GITHUB_REPOSITORY: repo, GITHUB_RUN_ID: id } = env
+  const url = runUrl ?? (server && repo && id ? `${server}/${repo}/actions/runs/${id}` : undefined)
+  // The process too: two jobs of one workflow run (a matrix) share its URL but not their runner.
+  const self = `${hostname()}-${process.pid}`
+  return url ? `${url}#${self}` : self
+}
+
+/** The Lease's time to live is over: its holder stopped renewing it (it died, or lost the network). */
+export function isExpired(lease: V1Lease, now: Date): boolean {
+  const renewed = lease.spec?.renewTime ?? lease.spec?.acquireTime
+  if (!renewed) return true
+  const duration = lease.spec?.leaseDurationSeconds ?? LEASE_DURATION_SECONDS
+  return new Date(renewed).getTime() + duration * 1000 < now.getTime()
+}
+
+/** The credentials may not use Leases (403): the run goes on without the lock, with a warning. */
+class LeaseForbidden extends Error {
+  override name = 'LeaseForbidden'
+}
+
+/** What taking a Lease needs: where, who, for how long, and where progress goes. */
+export interface LeaseRequest {
+  client: ClusterObjects
+  namespace: string
+  name: string
+  /** This run's identity (runIdentity). */
+  holder: string
+  /** The scope in words, recorded on the Lease for `kubectl get lease -o yaml`. */
+  scope: string
+  /** How long to wait for another run to release it, in seconds (wait-timeout). */
+  waitSeconds: number
+  info: (message: string) => void
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
+
+/** A Lease this run holds: renewed in the background until release() deletes it. */
+export class HeldLease {
+  /** Problems met while holding or releasing it (they do not fail the run). */
+  readonly warnings: string[] = []
+  private lease: V1Lease
+  private readonly request: LeaseRequest
+  private readonly timer: NodeJS.Timeout
+  private renewing: Promise<void> = Promise.resolve()
+  private lost = false
+
+  constructor(request: LeaseRequest, lease: V1Lease) {
+    this.request = request
+    this.lease = lease
+    this.timer = setInterval(() => (this.renewing = this.renew()), RENEW_EVERY_MS)
+    this.timer.unref()
+  }
+
+  private get where(): string {
+    return `Lease ${this.request.namespace}/${this.request.name}`
+  }
+
+  private async renew(): Promise<void> {
+    if (this.lost) return
+    const { client, namespace, holder } = this.request
+    try {
+      const renewed = await client.replaceLease(namespace, { ...this.lease, spec: { ...this.lease.spec, renewTime: new V1MicroTime() } })
+      if (typeof renewed !== 'string') {
+        this.lease = renewed
+        return
+      }
+      const now = await client.getLease(namespace, this.request.name)
+      if (now?.spec?.holderIdentity === holder) {
+        this.lease = now // our own earlier write, whose answer was lost: renew from it next time
+        return
+      }
+      this.lost = true
+      this.warnings.push(
+        `lost ${this.where} to ${now?.spec?.holderIdentity ?? 'nobody (it was deleted)'}: this run could not renew it in time, so another run on the same scope may have worked beside it (every delete still carried its UID and resourceVersion preconditions)`
+      )
+    } catch (e) {
+      // Transient failures were retried already; the Lease lasts 30 s, and the next renewal may work.
+      if (!this.warnings.some((w) => w.startsWith(`could not renew ${this.where}`))) this.warnings.push(`could not renew ${this.where}: ${apiErrorMessage(e)}`)
+    }
+  }
+
+  /** Stops renewing and deletes the Lease, unless another run holds it by now. Never throws. */
+  async release(): Promise<void> {
+    clearInterval(this.timer)
+    await this.renewing
+    if (this.lost) return
+    const { client, namespace, name } = this.request
+    try {
+      const uid = this.lease.metadata?.uid ?? ''
+      await client.deleteLease(namespace, name, { uid, resourceVersion: this.lease.metadata?.resourceVersion })
+    } catch (e) {
+      this.warnings.push(`could not release ${this.where} (${apiErrorMessage(e)}): it expires ${LEASE_DURATION_SECONDS}s after its last renewal`)
+    }
+  }
+}
+
+/** The Lease as this run writes it when it takes it: fresh, or over `current`. */
+function claim(request: LeaseRequest, current?: V1Lease): V1Lease {
+  const now = new V1MicroTime()
+  const transitions = current?.spec?.leaseTransitions ?? 0
+  const changesHands = current !== undefined && current.spec?.holderIdentity !== request.holder
+  return {
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
+    metadata: {
+      ...current?.metadata,
+      name: request.name,
+      namespace: request.namespace,
+      annotations: { ...current?.metadata?.annotations, [SCOPE_ANNOTATION]: request.scope },
+      labels: { ...current?.metadata?.labels, 'app.kubernetes.io/managed-by': 'job-sweeper' }
+    },
+    spec: {
+      holderIdentity: request.holder,
+      leaseDurationSeconds: LEASE_DURATION_SECONDS,
+      acquireTime: now,
+      renewTime: now,
+      leaseTransitions: changesHands ? transitions + 1 : transitions
+    }
+  }
+}
+
+/** Takes the Lease, waiting up to waitSeconds while another run holds it. */
+async function take(request: LeaseRequest): Promise<HeldLease> {
+  const { client, namespace, name, holder, info } = request
+  const where = `Lease ${namespace}/${name}`
+  const started = Date.now()
+  let waitingFor: string | undefined
+  let lastProgress = 0
+  for (;;) {
+    const current = await client.getLease(namespace, name)
+    if (current === undefined) {
+      const created = await client.createLease(namespace, claim(request))
+      if (created !== 'exists') return new HeldLease(request, created)
+      continue // another run created it first: read who
+    }
+    const other = current.spec?.holderIdentity
+    const expired = isExpired(current, new Date())
+    if (!other || other === holder || expired) {
+      const taken = await client.replaceLease(namespace, claim(request, current))
+      if (typeof taken === 'string') continue // 409: another run took it first; 404: released meanwhile
+      if (other && other !== holder) info(`took over ${where} from ${other}: it expired (no renewal for over ${LEASE_DURATION_SECONDS}s)`)
+      return new HeldLease(request, taken)
+    }
+    const waited = (Date.now() - started) / 1000
+    if (waited >= request.waitSeconds) {
+      throw new Error(
+        `${where} is still held by ${other} (another job-sweeper run on the same scope) after wait-timeout ${formatDuration(request.waitSeconds)}; nothing was changed`
+      )
+    }
+    if (other !== waitingFor || Date.now() - lastProgress >= PROGRESS_MS) {
+      const line = waitingFor === undefined ? 'waiting' : `${formatDuration(waited)}: still waiting`
+      info(`${line} for another run on the same scope to finish: ${other} holds ${where}`)
+      waitingFor = other
+      lastProgress = Date.now()
+    }
+    await sleep(POLL_MS)
+  }
+}
+
+/** The Leases of one run, one per namespace it works in. */
+export interface RunLeases {
+  /** Problems with the Leases that do not fail the run: no permission, a Lease lost or not released. */
+  readonly warnings: string[]
+  /** Releases every Lease held (never throws). */
+  release(): Promise<void>
+}
+
+/**
+ * Takes the Lease `name` in each namespace, in name order (two runs over overlapping namespace
+ * lists then never wait on each other in a circle). A 403 means the credentials may not use Leases:
+ * the run goes on without them and says so, as it did before Leases existed.
+ */
+export async function takeLeases(namespaces: string[], request: Omit<LeaseRequest, 'namespace'>): Promise<RunLeases> {
+  const held: HeldLease[] = []
+  const warnings: string[] = []
+  const release = async (): Promise<void> => {
+    await Promise.all(held.map((h) => h.release()))
+    warnings.push(...held.flatMap((h) => h.warnings))
+  }
+  try {
+    for (const namespace of [...namespaces].sort()) {
+      try {
+        held.push(await take({ ...request, namespace }))
+      } catch (e) {
+        if (statusCode(e) === 403) throw new LeaseForbidden(apiErrorMessage(e))
+        if (statusCode(e) === 404) throw new Error(`namespace '${namespace}' does not exist`, { cause: e })
+        throw e
+      }
+    }
+  } catch (e) {
+    await release()
+    if (!(e instanceof LeaseForbidden)) throw e
+    return {
+      warnings: [
+        `no lock: the credentials may not use Leases (${e.message}), so a concurrent job-sweeper run on the same scope is not kept out; grant get, create, update and delete on leases (coordination.k8s.io) as the README's Role does`
+      ],
+      release: async () => {}
+    }
+  }
+  return { warnings, release }
+}
