@@ -21,6 +21,8 @@ export interface JobOutcome {
   /** For the TTL / time left column. */
   retention?: string
   finishedSecondsAgo?: number
+  /** When the Job finished (ISO 8601), as last seen: after a wait, the executor's re-read. */
+  finishedAt?: string
   /** What was saved of its logs, when they were asked for. */
   logs?: HarvestedLogs
 }
@@ -35,6 +37,8 @@ export interface RunResult {
   errors: string[]
   /** Problems that do not (an event that could not be recorded, a log cut at max-log-bytes). */
   warnings: string[]
+  /** When the run ended: the summary says how long ago each Job finished from here. */
+  endedAt?: string
 }
 
 /** What the executor needs from its caller: where progress goes, and the run for Events. */
@@ -55,6 +59,7 @@ export function outcome(p: PlannedJob, result: OutcomeKind, reason = p.reason, s
     waited: false,
     reason,
     retention: p.retention,
-    finishedSecondsAgo: p.finishedSecondsAgo
+    finishedSecondsAgo: p.finishedSecondsAgo,
+    finishedAt: p.finishedAt
   }
 }
