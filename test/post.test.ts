@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { outputNames, runAction, WORKFLOW_RUN_ENV, WORKFLOW_RUN_URL } from './action.ts'
-import { batchApi, createJob, eventually, getJob, waitForJobCondition, type TestJob } from './cluster/testenv.ts'
+import { batchApi, createJob, eventually, getJob, jobManifest, waitForJobCondition, type TestJob } from './cluster/testenv.ts'
 import { finishedReleaseJob, helmChart, release, releaseAnnotations, useScenario } from './scenario.ts'
 
 // No decoy may get a TTL or job-sweeper's annotations either.
@@ -176,5 +176,50 @@ describe('sweep', () => {
     expect(await getJob(ns, 'i-no-label-ttl-2s')).toBeDefined()
     expect(run.summary).toMatch(/\| b-succeeded-ttl-1h \| .* \| 1h \(59m\d+s left\) \|/)
     expect(run.summary).toContain('## job-sweeper: sweep phase in namespaces')
+  })
+
+  test("keep-last 2: the 2 newest of each group (per-revision Jobs of a release, a CronJob's Jobs) stay though their ttl expired; the last failure stays for failure-grace", async () => {
+    const label = { 'keep-test': 'true' }
+    const annotations = releaseAnnotations(ns)
+    const cronJob = await batchApi().createNamespacedCronJob({
+      namespace: ns,
+      body: {
+        metadata: { name: 'nightly' },
+        spec: {
+          schedule: '0 0 1 1 *',
+          suspend: true,
+          jobTemplate: { spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'x' }] } } } }
+        }
+      }
+    })
+    const owner = { apiVersion: 'batch/v1', kind: 'CronJob', name: 'nightly', uid: cronJob.metadata?.uid ?? '', controller: true }
+    const seeds: (TestJob & { cron?: boolean })[] = [
+      ...[1, 2, 3, 4].map((i) => ({ namespace: ns, name: `${release}-migrate-${i}`, labels: label, annotations })),
+      { namespace: ns, name: `${release}-migrate-5`, labels: label, annotations, behaviour: 'fail' as const },
+      ...[100, 200, 300].map((i) => ({ namespace: ns, name: `nightly-${i}`, labels: label, cron: true })),
+      { namespace: ns, name: 'loner-1', labels: label } // in no group: its ttl alone
+    ]
+    // One at a time, a second apart: keep-last ranks by creation time.
+    for (const { cron, ...seed } of seeds) {
+      const body = jobManifest(seed)
+      if (cron) body.metadata = { ...body.metadata, ownerReferences: [owner] }
+      await batchApi().createNamespacedJob({ namespace: ns, body })
+      await sleep(1000)
+    }
+    for (const s of seeds) await waitForJobCondition(s.namespace, s.name, s.behaviour === 'fail' ? 'Failed' : 'Complete')
+    await sleep(2000) // the 1s ttl expires for all of them
+
+    const run = await runAction({ phase: 'sweep', namespace: ns, selector: 'keep-test=true', ttl: '1s', 'failure-grace': '1h', 'keep-last': '2' })
+    expect(run.stdout).not.toContain('::error::')
+    expect(run.code).toBe(0)
+    const pruned = [`${release}-migrate-1`, `${release}-migrate-2`, 'loner-1', 'nightly-100']
+    const kept = [`${release}-migrate-3`, `${release}-migrate-4`, `${release}-migrate-5`, 'nightly-200', 'nightly-300']
+    expect(outputNames(run, 'pruned')).toEqual(pruned)
+    expect(outputNames(run, 'kept')).toEqual(kept)
+    for (const name of pruned) expect([name, await getJob(ns, name)]).toEqual([name, undefined])
+    for (const name of kept) expect([name, (await getJob(ns, name))?.metadata?.name]).toEqual([name, name])
+    expect(run.summary).toContain(`one of the 2 newest of group ${release}-migrate (keep-last 2)`)
+    expect(run.summary).toContain('one of the 2 newest of group CronJob nightly (keep-last 2)')
+    expect(run.summary).toContain(`the last failure of group ${release}-migrate; failed`)
   })
 })
