@@ -68,5 +68,6 @@ export async function runPhase(phase: Phase, settings: Settings, options: RunOpt
       break
   }
   await showPlan(out, plan.jobs)
-  return out.group(settings.dryRun ? 'Execute (dry run: nothing is changed)' : 'Execute', () => execute(plan, client, settings, ctx))
+  const result = await out.group(settings.dryRun ? 'Execute (dry run: nothing is changed)' : 'Execute', () => execute(plan, client, settings, ctx))
+  return { ...result, endedAt: new Date().toISOString() }
 }

@@ -39,7 +39,7 @@ test('one step: main prunes before the upgrade, post gives the new Jobs TTLs by 
   expect(post.code).toBe(0)
   expect(outputNames(post, 'ttl-set')).toEqual([`${release}-migrate`, `${release}-seed`])
   expect(post.outputs['ttl-set-count']).toBe('2')
-  expect(post.summary).toContain('0 pruned · 0 waited · 1 kept · 2 TTL set') // kept: the release's hook decoy
+  expect(post.summary).toContain('**✅ 2 TTL set · 0 waited · 1 kept**') // kept: the release's hook decoy
   const seed = await getJob(ns, `${release}-seed`)
   expect(seed?.spec?.ttlSecondsAfterFinished).toBe(3600)
   expect(seed?.metadata?.annotations).toMatchObject({
@@ -90,6 +90,9 @@ test('wait-for-jobs with a failing migration: the step fails, its logs are saved
   expect(existsSync(join(jobDir, readdirSync(jobDir)[0], 'migrate.log'))).toBe(true)
   expect(run.summary).toContain(`Last lines of failed Job ${release}-migrate`)
   expect(run.summary).toContain('| failed |')
+  expect(run.summary).toContain(`**❌ 1 failed: Job ${ns}/${release}-migrate failed; kept for failure-grace 2d so it can be inspected**`)
+  // Its row: waited, then given its TTL, and where its log is, relative to logs-dir.
+  expect(run.summary).toMatch(new RegExp(`\\| waited, then TTL set \\| .* \\| <code>${ns}/${release}-migrate/${readdirSync(jobDir)[0]}/migrate.log</code> \\|`))
 })
 
 test('a Job that finished before the post phase: its TTL counts from its finish time', async () => {
@@ -102,9 +105,9 @@ test('a Job that finished before the post phase: its TTL counts from its finish 
   expect(run.code).toBe(0)
   // The whole ttl is the TTL: the controller measures it from the finish time, which has passed.
   expect(run.summary).toMatch(
-    new RegExp(`\\| ${release}-early \\| ${ns} \\| succeeded \\| \\d+s \\| \\d+s ago \\| TTL set \\| .* \\| 3s \\(expired \\d+s ago\\) \\|`)
+    new RegExp(`\\| ${release}-early \\| succeeded \\| TTL set \\| \\d\\d:\\d\\d:\\d\\d UTC \\(\\d+s ago\\) \\| 3s \\(expired \\d+s ago\\) \\|`)
   )
-  expect(run.summary).toMatch(new RegExp(`\\| ${release}-recent \\| .* \\| running \\| .* \\| 1h after it finishes \\|`))
+  expect(run.summary).toMatch(new RegExp(`\\| ${release}-recent \\| running \\| TTL set \\| still running \\(\\d+s\\) \\| 1h after it finishes \\|`))
   await eventually(
     'the already-expired Job to be deleted',
     () => getJob(ns, `${release}-early`),

@@ -18,10 +18,10 @@ function table(columns: string[], rows: string[][]): string[] {
 export function renderText(s: Summary): string {
   const lines = [s.title, '='.repeat(s.title.length)]
   if (s.dryRun) lines.push('DRY RUN — nothing was changed.')
-  if (s.rows.length === 0) {
-    lines.push('No Jobs in scope: nothing to do.')
-  } else {
-    lines.push(s.headline, '')
+  lines.push(clean(s.headline.text))
+  if (!s.headline.ok && s.headline.counts !== '') lines.push(s.headline.counts)
+  if (s.rows.length > 0) {
+    lines.push('')
     const shown = shownRows(s)
     if (shown.notable.length > 0) lines.push(...table(s.columns, shown.notable))
     if (shown.notableLeftOut > 0) lines.push(`… and ${shown.notableLeftOut} more like these: every Job is in the report file.`)
