@@ -131,6 +131,30 @@ test('a Job still running after wait-for-jobs keeps the upper-bound TTL, with a 
   expect((await getJob(ns, `${release}-slow`))?.spec?.ttlSecondsAfterFinished).toBe(7200)
 })
 
+test('keep-last 1: post gives the newest revision no TTL (even one it had), and the older one its ttl, which the TTL controller acts on', async () => {
+  const annotations = releaseAnnotations(ns)
+  await createJob({ namespace: ns, name: `${release}-migrate-1`, annotations })
+  await waitForJobCondition(ns, `${release}-migrate-1`, 'Complete')
+  await sleep(1000) // keep-last ranks by creation time
+  await createJob({ namespace: ns, name: `${release}-migrate-2`, annotations, ttlSecondsAfterFinished: 3600 })
+  await waitForJobCondition(ns, `${release}-migrate-2`, 'Complete')
+
+  const run = await runAction({ phase: 'post', release, namespace: ns, ttl: '2s', 'keep-last': '1' })
+  expect(run.code).toBe(0)
+  expect(outputNames(run, 'ttl-set')).toEqual([`${release}-migrate-1`, `${release}-migrate-2`])
+  expect(run.summary).toContain(`the newest of group ${release}-migrate (keep-last 1): no TTL; ttl 2s applies once it is older`)
+  const newest = await getJob(ns, `${release}-migrate-2`)
+  expect(newest?.spec?.ttlSecondsAfterFinished).toBeUndefined()
+  expect(newest?.metadata?.annotations?.['job-sweeper.io/ttl']).toBe('2s') // for a later post or sweep
+  await eventually(
+    'the older revision to be deleted by its TTL',
+    () => getJob(ns, `${release}-migrate-1`),
+    (j) => j === undefined,
+    30_000
+  )
+  expect((await getJob(ns, `${release}-migrate-2`))?.metadata?.uid).toBe(newest?.metadata?.uid)
+})
+
 describe('sweep', () => {
   async function seed(): Promise<void> {
     const label = { 'sweep-test': 'true' }

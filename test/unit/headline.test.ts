@@ -108,3 +108,11 @@ test("after the table, each failed Job's log tail in its own collapsed <details>
   expect(details[0].index).toBeGreaterThan(table)
   expect(markdown).not.toMatch(/<details open/)
 })
+
+test('the terminal table stays aligned with a ❌ in a cell (drawn two columns wide)', () => {
+  const text = renderText(summarize(result([outcome({ name: 'a', result: 'error' }), outcome({ name: 'b' })], { errors: ['x'] })))
+  const lines = text.split('\n').filter((l) => /^(Job|a|b) /.test(l))
+  const at = (line: string): number => [...line.slice(0, line.indexOf(' r'))].length + (line.includes('❌') ? 1 : 0)
+  expect(lines.map((l) => l.slice(0, 3).trim())).toEqual(['Job', 'a', 'b'])
+  expect(new Set(lines.slice(1).map(at)).size).toBe(1)
+})
