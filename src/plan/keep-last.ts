@@ -89,6 +89,8 @@ function newestFirst(a: JobRecord, b: JobRecord): number {
  */
 export class KeepLast {
   private readonly groups = new Map<string, JobRecord[]>()
+  /** Each listed Job's rank in its group and track (0: the newest), computed once for all. */
+  private readonly ranks = new Map<JobRecord, number>()
   private readonly rule: KeepLastRule
   private readonly countsUnfinished: boolean
 
@@ -97,8 +99,26 @@ export class KeepLast {
     this.countsUnfinished = countsUnfinished
     for (const job of jobs) {
       const group = groupOf(job, rule.groupBy)
-      if (group) this.groups.set(group.key, [...(this.groups.get(group.key) ?? []), job])
+      if (!group) continue
+      const members = this.groups.get(group.key)
+      if (members) members.push(job)
+      else this.groups.set(group.key, [job])
     }
+    for (const members of this.groups.values()) {
+      for (const which of ['kept', 'failed'] as const) {
+        const ranked = members.filter((j) => track(jobStatus(j), countsUnfinished) === which).sort(newestFirst)
+        ranked.forEach((job, rank) => this.ranks.set(job, rank))
+      }
+    }
+  }
+
+  /** How many Jobs of the group in the same track are newer than `job` (a fresh copy counts in place of the one listed). */
+  private rank(job: JobRecord, group: JobGroup, which: 'kept' | 'failed'): number {
+    const cached = this.ranks.get(job)
+    if (cached !== undefined) return cached
+    const uid = job.metadata?.uid
+    const others = (this.groups.get(group.key) ?? []).filter((j) => j.metadata?.uid !== uid && track(jobStatus(j), this.countsUnfinished) === which)
+    return others.filter((j) => newestFirst(j, job) < 0).length
   }
 
   /** Where `job` stands in its group; a fresh copy of a Job replaces the one it was ranked as (same uid). */
@@ -106,10 +126,7 @@ export class KeepLast {
     const group = groupOf(job, this.rule.groupBy)
     const which = track(jobStatus(job), this.countsUnfinished)
     if (!group || !which) return undefined
-    const uid = job.metadata?.uid
-    const members = (this.groups.get(group.key) ?? []).filter((j) => j.metadata?.uid !== uid).concat(job)
-    const ranked = members.filter((j) => track(jobStatus(j), this.countsUnfinished) === which).sort(newestFirst)
-    const rank = ranked.findIndex((j) => j.metadata?.uid === uid)
+    const rank = this.rank(job, group, which)
     const n = this.rule.keepLast
     if (which === 'failed') {
       return rank === 0
