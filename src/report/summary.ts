@@ -89,8 +89,8 @@ export interface Summary {
   dryRun: boolean
   /** The outcome in words: ✅ and the counts, or ❌ and what went wrong. */
   headline: Headline
-  /** Empty when no Job was in scope. */
   columns: string[]
+  /** One per Job; empty when no Job was in scope. */
   rows: string[][]
   /** Columns that hold paths (the renderers set them as code). */
   codeColumns: number[]
