@@ -114,5 +114,5 @@ async function observePlanExecute(phase: Phase, settings: Settings, client: Jobs
   const result = await out.group(settings.dryRun ? 'Execute (dry run: nothing is changed)' : 'Execute', () => execute(plan, client, settings, ctx))
   result.warnings.push(...gitOpsWarnings(plan, result.outcomes))
   if (noRelease !== undefined) result.warnings.unshift(noRelease)
-  return result
+  return { ...result, endedAt: new Date().toISOString() }
 }

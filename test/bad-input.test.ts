@@ -131,6 +131,16 @@ const cases: BadInput[] = [
     message: "Invalid ttl '25000d': expected never, or a duration of at most"
   },
   { name: 'ttl -1', inputs: sweep({ ttl: '-1' }), message: "Invalid ttl '-1': expected never, or a duration like" },
+  {
+    name: 'keep-last not a number',
+    inputs: sweep({ 'keep-last': 'three' }),
+    message: "Invalid keep-last 'three': expected a whole number from 0 (off) to 1000"
+  },
+  {
+    name: 'group-by not a label key',
+    inputs: sweep({ 'keep-last': '2', 'group-by': 'team name' }),
+    message: "Invalid group-by 'team name': expected a label key like app.kubernetes.io/name or team"
+  },
   // Label selectors, as the API server parses them (it used to answer 400, exit 1).
   {
     name: 'selector with an unclosed set',

@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { outputNames, runAction, WORKFLOW_RUN_ENV, WORKFLOW_RUN_URL } from './action.ts'
-import { batchApi, createJob, eventually, getJob, waitForJobCondition, type TestJob } from './cluster/testenv.ts'
+import { batchApi, createJob, eventually, getJob, jobManifest, waitForJobCondition, type TestJob } from './cluster/testenv.ts'
 import { finishedReleaseJob, helmChart, release, releaseAnnotations, useScenario } from './scenario.ts'
 
 // No decoy may get a TTL or job-sweeper's annotations either.
@@ -39,7 +39,7 @@ test('one step: main prunes before the upgrade, post gives the new Jobs TTLs by 
   expect(post.code).toBe(0)
   expect(outputNames(post, 'ttl-set')).toEqual([`${release}-migrate`, `${release}-seed`])
   expect(post.outputs['ttl-set-count']).toBe('2')
-  expect(post.summary).toContain('0 pruned · 0 waited · 1 kept · 2 TTL set') // kept: the release's hook decoy
+  expect(post.summary).toContain('**✅ 2 TTL set · 0 waited · 1 kept**') // kept: the release's hook decoy
   const seed = await getJob(ns, `${release}-seed`)
   expect(seed?.spec?.ttlSecondsAfterFinished).toBe(3600)
   expect(seed?.metadata?.annotations).toMatchObject({
@@ -90,6 +90,9 @@ test('wait-for-jobs with a failing migration: the step fails, its logs are saved
   expect(existsSync(join(jobDir, readdirSync(jobDir)[0], 'migrate.log'))).toBe(true)
   expect(run.summary).toContain(`Last lines of failed Job ${release}-migrate`)
   expect(run.summary).toContain('| failed |')
+  expect(run.summary).toContain(`**❌ 1 failed: Job ${ns}/${release}-migrate failed; kept for failure-grace 2d so it can be inspected**`)
+  // Its row: waited, then given its TTL, and where its log is, relative to logs-dir.
+  expect(run.summary).toMatch(new RegExp(`\\| waited, then TTL set \\| .* \\| <code>${ns}/${release}-migrate/${readdirSync(jobDir)[0]}/migrate.log</code> \\|`))
 })
 
 test('a Job that finished before the post phase: its TTL counts from its finish time', async () => {
@@ -102,9 +105,9 @@ test('a Job that finished before the post phase: its TTL counts from its finish 
   expect(run.code).toBe(0)
   // The whole ttl is the TTL: the controller measures it from the finish time, which has passed.
   expect(run.summary).toMatch(
-    new RegExp(`\\| ${release}-early \\| ${ns} \\| succeeded \\| \\d+s \\| \\d+s ago \\| TTL set \\| .* \\| 3s \\(expired \\d+s ago\\) \\|`)
+    new RegExp(`\\| ${release}-early \\| succeeded \\| TTL set \\| \\d\\d:\\d\\d:\\d\\d UTC \\(\\d+s ago\\) \\| 3s \\(expired \\d+s ago\\) \\|`)
   )
-  expect(run.summary).toMatch(new RegExp(`\\| ${release}-recent \\| .* \\| running \\| .* \\| 1h after it finishes \\|`))
+  expect(run.summary).toMatch(new RegExp(`\\| ${release}-recent \\| running \\| TTL set \\| still running \\(\\d+s\\) \\| 1h after it finishes \\|`))
   await eventually(
     'the already-expired Job to be deleted',
     () => getJob(ns, `${release}-early`),
@@ -126,6 +129,30 @@ test('a Job still running after wait-for-jobs keeps the upper-bound TTL, with a 
   expect(run.stdout).toContain(`::warning::Job ${ns}/${release}-slow was still running after wait-for-jobs 2s; it keeps the upper-bound TTL`)
   expect(outputNames(run, 'waited')).toEqual([`${release}-slow`])
   expect((await getJob(ns, `${release}-slow`))?.spec?.ttlSecondsAfterFinished).toBe(7200)
+})
+
+test('keep-last 1: post gives the newest revision no TTL (even one it had), and the older one its ttl, which the TTL controller acts on', async () => {
+  const annotations = releaseAnnotations(ns)
+  await createJob({ namespace: ns, name: `${release}-migrate-1`, annotations })
+  await waitForJobCondition(ns, `${release}-migrate-1`, 'Complete')
+  await sleep(1000) // keep-last ranks by creation time
+  await createJob({ namespace: ns, name: `${release}-migrate-2`, annotations, ttlSecondsAfterFinished: 3600 })
+  await waitForJobCondition(ns, `${release}-migrate-2`, 'Complete')
+
+  const run = await runAction({ phase: 'post', release, namespace: ns, ttl: '2s', 'keep-last': '1' })
+  expect(run.code).toBe(0)
+  expect(outputNames(run, 'ttl-set')).toEqual([`${release}-migrate-1`, `${release}-migrate-2`])
+  expect(run.summary).toContain(`the newest of group ${release}-migrate (keep-last 1): no TTL; ttl 2s applies once it is older`)
+  const newest = await getJob(ns, `${release}-migrate-2`)
+  expect(newest?.spec?.ttlSecondsAfterFinished).toBeUndefined()
+  expect(newest?.metadata?.annotations?.['job-sweeper.io/ttl']).toBe('2s') // for a later post or sweep
+  await eventually(
+    'the older revision to be deleted by its TTL',
+    () => getJob(ns, `${release}-migrate-1`),
+    (j) => j === undefined,
+    30_000
+  )
+  expect((await getJob(ns, `${release}-migrate-2`))?.metadata?.uid).toBe(newest?.metadata?.uid)
 })
 
 describe('sweep', () => {
@@ -176,5 +203,50 @@ describe('sweep', () => {
     expect(await getJob(ns, 'i-no-label-ttl-2s')).toBeDefined()
     expect(run.summary).toMatch(/\| b-succeeded-ttl-1h \| .* \| 1h \(59m\d+s left\) \|/)
     expect(run.summary).toContain('## job-sweeper: sweep phase in namespaces')
+  })
+
+  test("keep-last 2: the 2 newest of each group (per-revision Jobs of a release, a CronJob's Jobs) stay though their ttl expired; the last failure stays for failure-grace", async () => {
+    const label = { 'keep-test': 'true' }
+    const annotations = releaseAnnotations(ns)
+    const cronJob = await batchApi().createNamespacedCronJob({
+      namespace: ns,
+      body: {
+        metadata: { name: 'nightly' },
+        spec: {
+          schedule: '0 0 1 1 *',
+          suspend: true,
+          jobTemplate: { spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'x' }] } } } }
+        }
+      }
+    })
+    const owner = { apiVersion: 'batch/v1', kind: 'CronJob', name: 'nightly', uid: cronJob.metadata?.uid ?? '', controller: true }
+    const seeds: (TestJob & { cron?: boolean })[] = [
+      ...[1, 2, 3, 4].map((i) => ({ namespace: ns, name: `${release}-migrate-${i}`, labels: label, annotations })),
+      { namespace: ns, name: `${release}-migrate-5`, labels: label, annotations, behaviour: 'fail' as const },
+      ...[100, 200, 300].map((i) => ({ namespace: ns, name: `nightly-${i}`, labels: label, cron: true })),
+      { namespace: ns, name: 'loner-1', labels: label } // in no group: its ttl alone
+    ]
+    // One at a time, a second apart: keep-last ranks by creation time.
+    for (const { cron, ...seed } of seeds) {
+      const body = jobManifest(seed)
+      if (cron) body.metadata = { ...body.metadata, ownerReferences: [owner] }
+      await batchApi().createNamespacedJob({ namespace: ns, body })
+      await sleep(1000)
+    }
+    for (const s of seeds) await waitForJobCondition(s.namespace, s.name, s.behaviour === 'fail' ? 'Failed' : 'Complete')
+    await sleep(2000) // the 1s ttl expires for all of them
+
+    const run = await runAction({ phase: 'sweep', namespace: ns, selector: 'keep-test=true', ttl: '1s', 'failure-grace': '1h', 'keep-last': '2' })
+    expect(run.stdout).not.toContain('::error::')
+    expect(run.code).toBe(0)
+    const pruned = [`${release}-migrate-1`, `${release}-migrate-2`, 'loner-1', 'nightly-100']
+    const kept = [`${release}-migrate-3`, `${release}-migrate-4`, `${release}-migrate-5`, 'nightly-200', 'nightly-300']
+    expect(outputNames(run, 'pruned')).toEqual(pruned)
+    expect(outputNames(run, 'kept')).toEqual(kept)
+    for (const name of pruned) expect([name, await getJob(ns, name)]).toEqual([name, undefined])
+    for (const name of kept) expect([name, (await getJob(ns, name))?.metadata?.name]).toEqual([name, name])
+    expect(run.summary).toContain(`one of the 2 newest of group ${release}-migrate (keep-last 2)`)
+    expect(run.summary).toContain('one of the 2 newest of group CronJob nightly (keep-last 2)')
+    expect(run.summary).toContain(`the last failure of group ${release}-migrate; failed`)
   })
 })

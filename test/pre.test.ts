@@ -53,7 +53,7 @@ describe('release scope', () => {
     // The hook decoy is of the same release: in scope, kept, and the summary says why.
     expect(outputNames(run, 'kept')).toEqual([`${release}-pre-upgrade-hook`])
     expect(JSON.parse(run.outputs.kept)[0].reason).toContain('hook Job (helm.sh/hook: pre-upgrade)')
-    expect(run.summary).toContain('**1 pruned · 0 waited · 1 kept**')
+    expect(run.summary).toContain('**✅ 1 pruned · 0 waited · 1 kept**')
     expect(await getJob(ns, `${release}-migrate`)).toBeUndefined()
     expect((await coreApi().listNamespacedPod({ namespace: ns, labelSelector: `batch.kubernetes.io/controller-uid=${before?.metadata?.uid}` })).items).toEqual(
       []
@@ -125,6 +125,8 @@ describe('a conflicting Job still running', () => {
     expect(outputNames(run, 'pruned')).toEqual([name])
     expect(run.stdout).toContain(`Job ${ns}/${name} finished: succeeded`)
     expect(await getJob(ns, name)).toBeUndefined()
+    // The row tells what happened, and when the Job really finished: as re-read after the wait.
+    expect(run.summary).toMatch(new RegExp(`^\\| ${name} \\| succeeded \\| waited, then pruned \\| \\d\\d:\\d\\d:\\d\\d UTC \\(\\d+s ago\\) \\|`, 'm'))
   })
 
   test('fail: fails naming it and deletes nothing', async () => {
@@ -135,6 +137,7 @@ describe('a conflicting Job still running', () => {
     expect(run.code).toBe(1)
     expect(run.stdout).toContain(`::error::Job ${ns}/${name} is still running`)
     expect(run.stdout).toContain('on-running is fail; nothing was deleted')
+    expect(run.summary).toContain(`**❌ blocked: ${name} still running (on-running: fail); nothing was deleted**`)
     expect((await getJob(ns, name))?.metadata?.uid).toBe(uid)
     expect(await getJob(ns, `${release}-old-finished`)).toBeDefined()
     expect(outputNames(run, 'pruned')).toEqual([])

@@ -145,7 +145,9 @@ Retention:
   --ttl DURATION          succeeded Jobs (default 1h), or never
   --failure-grace DURATION failed Jobs (default 24h), or never
   --wait-for-jobs DURATION wait for running Jobs, then set their exact TTL (default 0: no wait)
-  --fail-on-job-failure BOOL exit 1 when a waited-for Job failed (default true)`,
+  --fail-on-job-failure BOOL exit 1 when a waited-for Job failed (default true)
+  --keep-last N           the N newest Jobs of each group get no TTL (default 0: off)
+  --group-by LABEL        group Jobs no CronJob or Helm release groups by this label`,
   sweep: `Usage: job-sweeper sweep [flags]
 
 Deletes the finished Jobs whose retention expired (their job-sweeper.io/ annotations, else
@@ -156,7 +158,10 @@ ${COMMON}
 
 Retention:
   --ttl DURATION          succeeded Jobs without an annotation (default 1h), or never
-  --failure-grace DURATION failed Jobs without an annotation (default 24h), or never`
+  --failure-grace DURATION failed Jobs without an annotation (default 24h), or never
+  --keep-last N           keep the N newest succeeded Jobs of each group whatever their ttl
+                          (groups: owning CronJob, else Helm release + name without revision)
+  --group-by LABEL        group Jobs no CronJob or Helm release groups by this label`
 }
 
 export function usage(phase?: Phase): string {

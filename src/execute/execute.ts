@@ -228,8 +228,7 @@ async function post(run: Run): Promise<void> {
                 : `deleted ${which} ${formatRetention(again.ttlSeconds ?? null)} after it finished`
             Object.assign(out, exact, {
               waited: true,
-              finishedSecondsAgo: 0,
-              reason: `${again.status} after waiting; ${again.chartTtl ? again.reason : words}`
+              reason: `${again.status} after waiting; ${again.chartTtl || again.keptByCount ? again.reason : words}`
             })
             if (again.status === 'failed' && exact.result === 'ttl-set') failedJob(again)
           } else Object.assign(out, { status: again.status, reason: `${again.status}: ${again.reason}` })

@@ -21,6 +21,8 @@ export interface JobOutcome {
   /** For the TTL / time left column. */
   retention?: string
   finishedSecondsAgo?: number
+  /** When the Job finished (ISO 8601), as last seen: after a wait, the executor's re-read. */
+  finishedAt?: string
   /** What was saved of its logs, when they were asked for. */
   logs?: HarvestedLogs
 }
@@ -37,6 +39,8 @@ export interface RunResult {
   warnings: string[]
   /** API requests the run sent, retries included (for users on API Priority and Fairness). */
   apiRequests?: number
+  /** When the run ended: the summary says how long ago each Job finished from here. */
+  endedAt?: string
 }
 
 /** What the executor needs from its caller: where progress goes, and the run for Events. */
@@ -57,6 +61,7 @@ export function outcome(p: PlannedJob, result: OutcomeKind, reason = p.reason, s
     waited: false,
     reason,
     retention: p.retention,
-    finishedSecondsAgo: p.finishedSecondsAgo
+    finishedSecondsAgo: p.finishedSecondsAgo,
+    finishedAt: p.finishedAt
   }
 }

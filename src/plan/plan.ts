@@ -36,6 +36,10 @@ export interface PlannedJob {
   retention?: string
   /** Seconds since the Job finished, if it has. */
   finishedSecondsAgo?: number
+  /** When the Job finished (ISO 8601), if it has: the summary's Finished column. */
+  finishedAt?: string
+  /** Post: kept without a TTL as one of the keep-last newest of its group; the reason says so. */
+  keptByCount?: boolean
   job: JobRecord
 }
 
@@ -86,6 +90,11 @@ export function inScope(job: JobRecord, observed: Observed, settings: Settings):
   return true
 }
 
+/** The Jobs a phase decides on: in scope, and not hook Jobs unless include-hooks (keep-last ranks these). */
+export function decidable(observed: Observed, settings: Settings): JobRecord[] {
+  return observed.jobs.filter((job) => inScope(job, observed, settings) && (settings.includeHooks || !hookAnnotation(job)))
+}
+
 /** Why a Job that differs from its rendered manifest is in the upgrade's way, for the summary. */
 function manifestConflict(d: ManifestDifference): string {
   switch (d.kind) {
@@ -128,7 +137,7 @@ function decidePre(p: PlannedJob, observed: Observed, settings: Settings): Decis
 }
 
 /** What a phase decides about one Job: the action, why, and for post the TTL. */
-export type Decision = Pick<PlannedJob, 'action' | 'reason'> & Partial<Pick<PlannedJob, 'ttlSeconds' | 'retention' | 'chartTtl'>>
+export type Decision = Pick<PlannedJob, 'action' | 'reason'> & Partial<Pick<PlannedJob, 'ttlSeconds' | 'retention' | 'chartTtl' | 'keptByCount'>>
 
 /** The facts about a Job that every decision starts from (the action is still to be decided). */
 function facts(job: JobRecord, observed: Observed, now: Date): PlannedJob {
@@ -142,6 +151,7 @@ function facts(job: JobRecord, observed: Observed, now: Date): PlannedJob {
     status,
     ageSeconds: ageSeconds(job, now),
     finishedSecondsAgo: finished && isFinished(job) ? Math.max(0, (now.getTime() - finished.getTime()) / 1000) : undefined,
+    finishedAt: finished && isFinished(job) ? finished.toISOString() : undefined,
     action: 'keep',
     reason: '',
     harvest: false,

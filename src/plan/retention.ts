@@ -3,7 +3,8 @@
 import type { JobRecord } from '../kube/job-record.ts'
 import { formatDuration, parseDuration } from '../settings/duration.ts'
 import type { Settings } from '../settings/settings.ts'
-import { makePlan, type Decision, type Observed, type Plan, type PlannedJob } from './plan.ts'
+import { KeepLast } from './keep-last.ts'
+import { decidable, makePlan, type Decision, type Observed, type Plan, type PlannedJob } from './plan.ts'
 
 /** The project's annotation/label prefix: job-sweeper.io/. */
 export const ANNOTATION = {
@@ -58,9 +59,21 @@ export function describeRetention(retention: Retention, finishedSecondsAgo: numb
   return left > 0 ? `${formatDuration(retention)} (${formatDuration(left)} left)` : `${formatDuration(retention)} (expired ${formatDuration(-left)} ago)`
 }
 
-/** Post: every Job in scope gets its retention as ttlSecondsAfterFinished. */
+/** keep-last's ranking of the Jobs the phase decides on (undefined: keep-last is off). */
+function keepLastOf(observed: Observed, settings: Settings, countsUnfinished: boolean): KeepLast | undefined {
+  if (settings.keepLast === 0) return undefined
+  return new KeepLast(decidable(observed, settings), { keepLast: settings.keepLast, groupBy: settings.groupBy }, countsUnfinished)
+}
+
+/**
+ * Post: every Job in scope gets its retention as ttlSecondsAfterFinished. With keep-last, the N
+ * newest of each group (running ones included: the new revision may still run) get none, since
+ * the TTL controller would delete them whatever the count; a later post or sweep gives them their
+ * ttl once newer ones have pushed them out.
+ */
 export function planPost(observed: Observed, settings: Settings, now: Date): Plan {
-  return makePlan('post', observed, settings, now, (p) => decidePost(p, settings))
+  const keepLast = keepLastOf(observed, settings, true)
+  return makePlan('post', observed, settings, now, (p) => decidePost(p, settings, keepLast))
 }
 
 /**
@@ -75,8 +88,8 @@ function postRetention(job: JobRecord, outcome: 'succeeded' | 'failed', settings
   return { retention, source: source === 'its annotation' ? `the chart's annotation ${key}` : source }
 }
 
-function decidePost(p: PlannedJob, settings: Settings): Decision {
-  const decision = decidePostRetention(p, settings)
+function decidePost(p: PlannedJob, settings: Settings, keepLast: KeepLast | undefined): Decision {
+  const decision = withKeepLast(p, decidePostRetention(p, settings), keepLast, settings)
   const applied = p.job.appliedMetadata
   const kept = applied ? [...applied.labels.map((k) => `label ${k}`), ...applied.annotations.map((k) => `annotation ${k}`)] : []
   const reason = kept.length > 0 && decision.action !== 'keep' ? `${decision.reason}; the chart's ${kept.join(', ')} left as it sets it` : decision.reason
@@ -115,9 +128,30 @@ function decidePostRetention(p: PlannedJob, settings: Settings): Decision {
   return { action: 'set-ttl', ttlSeconds: retention, reason, retention: describeRetention(retention, p.finishedSecondsAgo) }
 }
 
-/** Sweep: delete the finished Jobs whose retention has expired; keep the rest, saying how long is left. */
+/** Post with keep-last: the decision for `p`'s standing in its group (its retention's decision otherwise). */
+function withKeepLast(p: PlannedJob, decision: Decision, keepLast: KeepLast | undefined, settings: Settings): Decision {
+  const verdict = decision.action === 'keep' ? undefined : keepLast?.verdict(p.job)
+  if (!verdict || verdict.standing === 'earlier-failure') return decision
+  if (verdict.standing !== 'newest') return { ...decision, reason: `${verdict.words}; ${decision.reason}` }
+  // A running Job waited for gets the upper bound until it finishes; then it is decided again.
+  if (decision.action === 'wait') return { ...decision, reason: `${verdict.words}; ${decision.reason}` }
+  const why = settings.ttlSeconds === null ? '' : `; ttl ${formatDuration(settings.ttlSeconds)} applies once it is older`
+  return { action: 'set-ttl', ttlSeconds: null, keptByCount: true, reason: `${verdict.words}: no TTL${why}`, retention: 'none while among the newest' }
+}
+
+/**
+ * Sweep: delete the finished Jobs whose retention has expired; keep the rest, saying how long is
+ * left. With keep-last, the N newest succeeded Jobs of each group are kept whatever their ttl.
+ */
 export function planSweep(observed: Observed, settings: Settings, now: Date): Plan {
-  return makePlan('sweep', observed, settings, now, (p) => decideSweep(p, settings))
+  const keepLast = keepLastOf(observed, settings, false)
+  return makePlan('sweep', observed, settings, now, (p) => {
+    const decision = decideSweep(p, settings)
+    const verdict = keepLast?.verdict(p.job)
+    if (!verdict || verdict.standing === 'earlier-failure') return decision
+    if (verdict.standing === 'newest') return { ...decision, action: 'keep', reason: verdict.words }
+    return { ...decision, reason: `${verdict.words}; ${decision.reason}` }
+  })
 }
 
 function decideSweep(p: PlannedJob, settings: Settings): Decision {

@@ -1,6 +1,7 @@
 // Report, pure: a run's outcomes as job-summary Markdown and as the action's outputs.
 import type { JobOutcome, OutcomeKind, RunResult } from '../execute/outcome.ts'
 import { formatDuration } from '../settings/duration.ts'
+import { headlineOf, type Headline } from './headline.ts'
 import { escapeHtml, escapeMarkdown } from './markdown.ts'
 
 /** One Job in an output: the JSON shape of the pruned, kept, waited and ttl-set outputs. */
@@ -36,16 +37,21 @@ export const OUTPUT_BYTES = 64 * 1024
 const PRUNED: OutcomeKind[] = ['pruned', 'would-prune', 'gone']
 const TTL_SET: OutcomeKind[] = ['ttl-set', 'would-set-ttl']
 
-const ACTION_WORDS: Record<OutcomeKind, string> = {
-  kept: 'kept',
-  pruned: 'pruned',
-  'would-prune': 'would prune',
-  gone: 'already gone',
-  replaced: 'kept (replaced)',
-  blocked: 'blocked',
-  error: 'error',
-  'ttl-set': 'TTL set',
-  'would-set-ttl': 'would set TTL'
+/** What happened to a Job, in the words of the Outcome column. */
+function outcomeWords(o: JobOutcome, phase: RunResult['phase']): string {
+  const words: Record<OutcomeKind, string> = {
+    kept: 'kept',
+    pruned: 'pruned',
+    'would-prune': 'would prune',
+    gone: 'already gone',
+    replaced: 'kept (replaced)',
+    blocked: '❌ blocked',
+    error: phase === 'post' ? '❌ failed to set TTL' : '❌ failed to prune',
+    'ttl-set': 'TTL set',
+    'would-set-ttl': 'would set TTL'
+  }
+  const done = words[o.result]
+  return o.waited && !['blocked', 'error'].includes(o.result) ? `waited, then ${done}` : done
 }
 
 const toOutput = (o: JobOutcome): OutputJob => ({ namespace: o.namespace, name: o.name, status: o.status, reason: o.reason })
@@ -55,14 +61,39 @@ function where(result: RunResult): string {
   return result.namespace === 'all namespaces' ? 'all namespaces' : `namespaces ${result.namespace}`
 }
 
+/** The two largest units of a duration: 2m5s, 1d3h. */
+const rough = (seconds: number): string => /^(\d+[a-z]){1,2}/.exec(formatDuration(seconds))?.[0] ?? '0s'
+
+/** When the Job finished: its clock time in UTC (with the date unless the run ended that day), and how long before the run ended. */
+function finishedWords(o: JobOutcome, endedAt: Date | undefined): string {
+  if (o.status === 'running') return `still running (${rough(o.ageSeconds)})`
+  if (o.finishedAt === undefined) return o.finishedSecondsAgo === undefined ? '—' : `${rough(o.finishedSecondsAgo)} ago`
+  const at = new Date(o.finishedAt)
+  const iso = at.toISOString()
+  const sameDay = endedAt !== undefined && iso.slice(0, 10) === endedAt.toISOString().slice(0, 10)
+  const clock = sameDay ? `${iso.slice(11, 19)} UTC` : `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`
+  return endedAt === undefined ? clock : `${clock} (${rough((endedAt.getTime() - at.getTime()) / 1000)} ago)`
+}
+
+/** Where the Job's logs were saved, relative to logs-dir: the file, or the Job's folder when there are several. */
+function logsWords(o: JobOutcome): string {
+  const files = o.logs?.files ?? []
+  if (files.length === 0) return '—'
+  if (files.length === 1) return files[0].file
+  return `${o.namespace}/${o.name}/ (${files.length} files)`
+}
+
 /** The run in plain words and cells, before any rendering: what both renderers show. */
 export interface Summary {
   title: string
   dryRun: boolean
-  /** Empty when no Job was in scope. */
-  headline: string
+  /** The outcome in words: ✅ and the counts, or ❌ and what went wrong. */
+  headline: Headline
   columns: string[]
+  /** One per Job; empty when no Job was in scope. */
   rows: string[][]
+  /** Columns that hold paths (the renderers set them as code). */
+  codeColumns: number[]
   /** Per row: whether it is one that matters (error, blocked, waited, failed with logs). */
   notable: boolean[]
   /** Failed Jobs' log tails. */
@@ -77,23 +108,29 @@ export function summarize(result: RunResult): Summary {
   const ttlSet = result.outcomes.filter((o) => TTL_SET.includes(o.result))
   const kept = result.outcomes.filter((o) => !PRUNED.includes(o.result) && !TTL_SET.includes(o.result))
   const waited = result.outcomes.filter((o) => o.waited)
-  const counts = [`${pruned.length} ${result.dryRun ? 'would be pruned' : 'pruned'}`, `${waited.length} waited`, `${kept.length} kept`]
-  if (result.phase === 'post') counts.push(`${ttlSet.length} ${result.dryRun ? 'TTL would be set' : 'TTL set'}`)
+  const endedAt = result.endedAt === undefined ? undefined : new Date(result.endedAt)
+  // One namespace is in the title already; the pre phase sets no TTL.
+  const namespaces = new Set(result.outcomes.map((o) => o.namespace)).size > 1
+  const ttl = result.phase === 'post' ? 'TTL' : result.phase === 'sweep' ? 'TTL / time left' : undefined
+  const columns = ['Job', namespaces && 'Namespace', 'Status', 'Outcome', 'Finished', ttl, 'Logs (in logs-dir)', 'Reason']
+  const cells = (o: JobOutcome): (string | undefined)[] => [
+    o.name,
+    namespaces ? o.namespace : undefined,
+    o.status,
+    outcomeWords(o, result.phase),
+    finishedWords(o, endedAt),
+    ttl && (o.retention ?? '—'),
+    logsWords(o),
+    o.reason
+  ]
+  const shown = columns.map((c) => typeof c === 'string')
   return {
     title: `job-sweeper: ${result.phase} phase in ${where(result)}`,
     dryRun: result.dryRun,
-    headline: result.outcomes.length === 0 ? '' : counts.join(' · '),
-    columns: ['Job', 'Namespace', 'Status', 'Age', 'Finished', 'Action', 'Reason', 'TTL / time left'],
-    rows: result.outcomes.map((o) => [
-      o.name,
-      o.namespace,
-      o.status,
-      formatDuration(o.ageSeconds),
-      o.finishedSecondsAgo === undefined ? '—' : `${formatDuration(o.finishedSecondsAgo)} ago`,
-      o.waited ? `waited, ${ACTION_WORDS[o.result]}` : ACTION_WORDS[o.result],
-      o.reason,
-      o.retention ?? '—'
-    ]),
+    headline: headlineOf(result),
+    columns: columns.filter((c): c is string => typeof c === 'string'),
+    rows: result.outcomes.map((o) => cells(o).filter((_, i) => shown[i]) as string[]),
+    codeColumns: [columns.filter((c) => typeof c === 'string').indexOf('Logs (in logs-dir)')],
     notable: result.outcomes.map((o) => o.result === 'error' || o.result === 'blocked' || o.waited || (o.status === 'failed' && o.logs !== undefined)),
     tails: result.outcomes.filter((o) => o.status === 'failed' && o.logs).flatMap((o) => (o.logs?.tails ?? []).map((t) => ({ job: o.name, ...t }))),
     errors: result.errors,
@@ -102,8 +139,9 @@ export function summarize(result: RunResult): Summary {
   }
 }
 
-function table(columns: string[], rows: string[][]): string[] {
-  return [`| ${columns.join(' | ')} |`, `| ${columns.map(() => '---').join(' | ')} |`, ...rows.map((row) => `| ${row.map(escapeMarkdown).join(' | ')} |`)]
+function table(s: Summary, rows: string[][]): string[] {
+  const cell = (text: string, i: number): string => (s.codeColumns.includes(i) && text !== '—' ? `<code>${escapeMarkdown(text)}</code>` : escapeMarkdown(text))
+  return [`| ${s.columns.join(' | ')} |`, `| ${s.columns.map(() => '---').join(' | ')} |`, ...rows.map((row) => `| ${row.map(cell).join(' | ')} |`)]
 }
 
 /**
@@ -133,11 +171,11 @@ export function shownRows(s: Summary): ShownRows {
 function rowsMarkdown(s: Summary): string[] {
   const shown = shownRows(s)
   const lines: string[] = []
-  if (shown.notable.length > 0) lines.push(...table(s.columns, shown.notable))
+  if (shown.notable.length > 0) lines.push(...table(s, shown.notable))
   if (shown.notableLeftOut > 0) lines.push('', `… and ${shown.notableLeftOut} more like these: every Job is in the report file.`)
   if (shown.othersTotal > 0) {
     const first = shown.others.length < shown.othersTotal ? `: the first ${shown.others.length}` : ''
-    lines.push('', `<details><summary>${shown.othersTotal} other Job(s)${first}</summary>`, '', ...table(s.columns, shown.others))
+    lines.push('', `<details><summary>${shown.othersTotal} other Job(s)${first}</summary>`, '', ...table(s, shown.others))
     if (shown.others.length < shown.othersTotal) lines.push('', `… and ${shown.othersTotal - shown.others.length} more: every Job is in the report file.`)
     lines.push('', '</details>')
   }
@@ -172,11 +210,9 @@ export function buildReport(result: RunResult): Report {
   const s = summarize(result)
   const lines: string[] = [`## ${escapeMarkdown(s.title)}`, '']
   if (s.dryRun) lines.push('> **DRY RUN — nothing was changed.**', '')
-  if (s.rows.length === 0) {
-    lines.push('No Jobs in scope: nothing to do.')
-  } else {
-    lines.push(`**${s.headline}**`, '', ...rowsMarkdown(s))
-  }
+  lines.push(`**${escapeMarkdown(s.headline.text)}**`)
+  if (!s.headline.ok && s.headline.counts !== '') lines.push('', s.headline.counts)
+  if (s.rows.length > 0) lines.push('', ...rowsMarkdown(s))
   for (const tail of s.tails) {
     lines.push(
       '',

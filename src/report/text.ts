@@ -6,22 +6,26 @@ import { shownRows, type Summary } from './summary.ts'
 // eslint-disable-next-line no-control-regex
 const clean = (text: string): string => text.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '?').replace(/\n/g, ' ')
 
+// Terminals draw ✅ and ❌ two columns wide, and the emoji variation selector takes none.
+const WIDE = /[\u2705\u274c]/g
+const width = (text: string): number => [...text.replace(/\ufe0f/g, '')].length + (text.match(WIDE)?.length ?? 0)
+
 /** Aligned columns, the reason last (it is the long one). */
 function table(columns: string[], rows: string[][]): string[] {
   const reason = columns.indexOf('Reason')
   const order = [...columns.keys()].filter((i) => i !== reason).concat(reason)
   const cells = [columns, ...rows].map((row) => order.map((i) => clean(row[i])))
-  const widths = order.map((_, c) => Math.max(...cells.map((row) => row[c].length)))
-  return cells.map((row) => row.map((cell, c) => (c === row.length - 1 ? cell : cell.padEnd(widths[c]))).join('  '))
+  const widths = order.map((_, c) => Math.max(...cells.map((row) => width(row[c]))))
+  return cells.map((row) => row.map((cell, c) => (c === row.length - 1 ? cell : cell + ' '.repeat(widths[c] - width(cell)))).join('  '))
 }
 
 export function renderText(s: Summary): string {
   const lines = [s.title, '='.repeat(s.title.length)]
   if (s.dryRun) lines.push('DRY RUN — nothing was changed.')
-  if (s.rows.length === 0) {
-    lines.push('No Jobs in scope: nothing to do.')
-  } else {
-    lines.push(s.headline, '')
+  lines.push(clean(s.headline.text))
+  if (!s.headline.ok && s.headline.counts !== '') lines.push(s.headline.counts)
+  if (s.rows.length > 0) {
+    lines.push('')
     const shown = shownRows(s)
     if (shown.notable.length > 0) lines.push(...table(s.columns, shown.notable))
     if (shown.notableLeftOut > 0) lines.push(`… and ${shown.notableLeftOut} more like these: every Job is in the report file.`)

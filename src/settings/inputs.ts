@@ -25,7 +25,9 @@ export const INPUT = {
   failureGrace: 'failure-grace',
   waitForJobs: 'wait-for-jobs',
   failOnJobFailure: 'fail-on-job-failure',
-  concurrency: 'concurrency'
+  concurrency: 'concurrency',
+  keepLast: 'keep-last',
+  groupBy: 'group-by'
 } as const
 
 /** A bad input: the message names the input, the value and what was expected. */

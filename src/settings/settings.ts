@@ -96,6 +96,10 @@ export interface Settings {
   failOnJobFailure: boolean
   /** How many Jobs are worked on at once (1 to 64). */
   concurrency: number
+  /** Sweep and post: the newest Jobs kept per group whatever their ttl (0: off); see src/plan/keep-last.ts. */
+  keepLast: number
+  /** With keepLast: the label whose value groups Jobs that no CronJob owns and no Helm release annotates. */
+  groupBy?: string
 }
 
 /** How settings read the files that inputs name: a parameter, as the clock is to the planner. */
@@ -238,6 +242,29 @@ function scopeOf(read: ReadInput): Scope {
   return scope
 }
 
+/** The most Jobs keep-last keeps per group. */
+export const MAX_KEEP_LAST = 1000
+
+const LABEL_PREFIX = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/
+const LABEL_NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/
+
+/** keep-last and group-by: a count (0: off), and a label key that only means something with it. */
+function keepLastOf(read: ReadInput): Pick<Settings, 'keepLast' | 'groupBy'> {
+  const value = read(INPUT.keepLast).trim()
+  if (value !== '' && !(/^\d+$/.test(value) && Number(value) <= MAX_KEEP_LAST))
+    throw new SettingsError(`Invalid ${INPUT.keepLast} '${value}': expected a whole number from 0 (off) to ${MAX_KEEP_LAST}, the newest Jobs kept per group`)
+  const keepLast = value === '' ? 0 : Number(value)
+  const groupBy = optional(read, INPUT.groupBy)
+  if (groupBy === undefined) return { keepLast }
+  const slash = groupBy.lastIndexOf('/')
+  const [prefix, name] = slash < 0 ? [undefined, groupBy] : [groupBy.slice(0, slash), groupBy.slice(slash + 1)]
+  if ((prefix !== undefined && (!LABEL_PREFIX.test(prefix) || prefix.length > 253)) || !LABEL_NAME.test(name) || name.length > 63)
+    throw new SettingsError(`Invalid ${INPUT.groupBy} '${groupBy}': expected a label key like app.kubernetes.io/name or team`)
+  if (keepLast === 0)
+    throw new SettingsError(`Invalid ${INPUT.groupBy} '${groupBy}' without ${INPUT.keepLast}: expected ${INPUT.keepLast} too, whose groups it chooses`)
+  return { keepLast, groupBy }
+}
+
 /** Parses and validates the inputs; throws SettingsError naming the first bad input. */
 export function parseSettings(read: ReadInput, env: NodeJS.ProcessEnv = process.env, files: SettingsFiles = DISK): Settings {
   const phase = oneOf(read, INPUT.phase, PHASES, 'pre')
@@ -281,6 +308,7 @@ export function parseSettings(read: ReadInput, env: NodeJS.ProcessEnv = process.
     failureGraceSeconds: retention(read, INPUT.failureGrace, '24h'),
     waitForJobsSeconds: duration(read, INPUT.waitForJobs, '0', 0, MAX_WAIT_SECONDS, '0 does not wait, and no timer waits longer'),
     failOnJobFailure: bool(read, INPUT.failOnJobFailure, true),
-    concurrency: count(read, INPUT.concurrency, 8, MAX_CONCURRENCY)
+    concurrency: count(read, INPUT.concurrency, 8, MAX_CONCURRENCY),
+    ...keepLastOf(read)
   }
 }

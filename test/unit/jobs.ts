@@ -16,6 +16,9 @@ export interface JobShape {
   hook?: string
   argoHook?: string
   annotations?: Record<string, string>
+  labels?: Record<string, string>
+  /** The CronJob that owns it (an ownerReference of kind CronJob). */
+  cronJob?: string
   finalizers?: string[]
 }
 
@@ -39,6 +42,10 @@ export function newJob(shape: JobShape): V1Job {
       uid: `uid-${shape.name}`,
       creationTimestamp: ago(shape.age ?? 600),
       annotations,
+      labels: shape.labels,
+      ownerReferences: shape.cronJob
+        ? [{ apiVersion: 'batch/v1', kind: 'CronJob', name: shape.cronJob, uid: `uid-${shape.cronJob}`, controller: true }]
+        : undefined,
       finalizers: shape.finalizers,
       deletionTimestamp: status === 'terminating' ? ago(1) : undefined
     },

@@ -20,8 +20,8 @@ test('headline counts pruned, waited and kept; every Job has a row', () => {
       outcome({ name: 'd', result: 'kept', action: 'keep' })
     ])
   )
-  expect(report.markdown).toContain('**2 pruned · 1 waited · 2 kept**')
-  expect(report.markdown).toContain('| b | prod | succeeded | 1m30s | — | waited, pruned | r | — |')
+  expect(report.markdown).toContain('**✅ 2 pruned · 1 waited · 2 kept**')
+  expect(report.markdown).toContain('| b | succeeded | waited, then pruned | — | — | r |')
   const names = (output: string): string[] => (JSON.parse(report.outputs[output]) as { name: string }[]).map((j) => j.name)
   expect(names('pruned')).toEqual(['a', 'b'])
   expect(JSON.parse(report.outputs.waited)).toEqual([{ namespace: 'prod', name: 'b', status: 'succeeded', reason: 'r' }])
@@ -31,7 +31,7 @@ test('headline counts pruned, waited and kept; every Job has a row', () => {
 
 test('a run with nothing to do still writes a one-line summary', () => {
   const report = buildReport(result([]))
-  expect(report.markdown).toContain('No Jobs in scope: nothing to do.')
+  expect(report.markdown).toContain('**✅ No Jobs in scope: nothing to do.**')
   expect(report.outputs).toEqual({
     pruned: '[]',
     'pruned-count': '0',
@@ -47,7 +47,7 @@ test('a run with nothing to do still writes a one-line summary', () => {
 test('dry run: banner, and "would be pruned"', () => {
   const report = buildReport(result([outcome({ name: 'a', result: 'would-prune' })], { dryRun: true }))
   expect(report.markdown).toContain('DRY RUN — nothing was changed')
-  expect(report.markdown).toContain('**1 would be pruned · 0 waited · 0 kept**')
+  expect(report.markdown).toContain('**✅ 1 would be pruned · 0 waited · 0 kept**')
 })
 
 test('names, reasons and log lines from the cluster are escaped', () => {
@@ -69,8 +69,9 @@ test('names, reasons and log lines from the cluster are escaped', () => {
     )
   )
   expect(report.markdown).not.toMatch(/<script>|<\/pre><script>|<b>/)
-  expect(report.markdown).toContain('| evil&#124;&lt;script&gt;alert(1)&lt;/script&gt; | prod | failed |')
-  expect(report.markdown).toContain('uses &#96;backticks&#96; and &#124; pipes and a newline | — |')
+  expect(report.markdown).toContain('| evil&#124;&lt;script&gt;alert(1)&lt;/script&gt; | failed | pruned |')
+  expect(report.markdown).toContain('| <code>x.log</code> | uses &#96;backticks&#96; and &#124; pipes and a newline |')
+  expect(report.markdown).toContain('**❌ 1 failed: Job prod/&lt;b&gt;bad&lt;/b&gt; failed**')
   expect(report.markdown).toContain('<pre>&lt;/pre&gt;&lt;script&gt;alert(2)&lt;/script&gt;\na | b `c`</pre>')
   expect(report.markdown).toContain('- Job prod/&lt;b&gt;bad&lt;/b&gt; failed')
   // The JSON outputs keep the real values: they are data, not markup.
@@ -99,8 +100,8 @@ test('the terminal rendering aligns columns and strips control characters from t
       ])
     )
   )
-  expect(text).toMatch(/^Job {17}Namespace/m)
-  expect(text).toMatch(/^short {15}prod /m)
+  expect(text).toMatch(/^Job {17}Status/m)
+  expect(text).toMatch(/^short {15}succeeded /m)
   expect(text).not.toContain('\u001b')
   expect(text).toContain('  | ?[31mred?[0m')
 })
@@ -123,7 +124,7 @@ describe('at scale', () => {
   test('the summary of 5,000 Jobs stays small: counts, the rows that matter, and the first of the rest collapsed', () => {
     const report = buildReport(many())
     expect(Buffer.byteLength(report.markdown)).toBeLessThan(64 * 1024)
-    expect(report.markdown).toContain('**4995 pruned · 3 waited · 5 kept**')
+    expect(report.markdown).toContain('**❌ 5 failed: Job prod/migrate-0000: 500 boom (and 4 more below)**\n\n4995 pruned · 3 waited · 0 kept · 5 failed\n')
     const tableRows = report.markdown.split('\n').filter((l) => /^\| migrate-\d{4} \|/.test(l))
     // The 10 that matter, then 50 of the other 4,990 inside <details>.
     expect(tableRows.slice(0, 10).map((l) => l.split(' | ')[0])).toEqual(Array.from({ length: 10 }, (_, i) => `| migrate-000${i}`))

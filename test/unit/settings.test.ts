@@ -65,7 +65,8 @@ test('defaults', () => {
     failureGraceSeconds: 86400,
     waitForJobsSeconds: 0,
     failOnJobFailure: true,
-    concurrency: 8
+    concurrency: 8,
+    keepLast: 0
   })
 })
 
@@ -120,6 +121,14 @@ test.each([
   [{ release: 'a', 'mask-log-tails': 'sometimes' }, "Invalid mask-log-tails 'sometimes': expected true or false"],
   [{ release: 'a', concurrency: '0' }, "Invalid concurrency '0': expected a whole number from 1 to 64"],
   [{ release: 'a', concurrency: '65' }, "Invalid concurrency '65': expected a whole number from 1 to 64"],
+  [{ release: 'a', 'keep-last': 'x' }, "Invalid keep-last 'x': expected a whole number from 0 (off) to 1000, the newest Jobs kept per group"],
+  [{ release: 'a', 'keep-last': '-1' }, "Invalid keep-last '-1': expected a whole number from 0 (off) to 1000"],
+  [{ release: 'a', 'keep-last': '1001' }, "Invalid keep-last '1001': expected a whole number from 0 (off) to 1000"],
+  [{ release: 'a', 'keep-last': '2.5' }, "Invalid keep-last '2.5': expected a whole number"],
+  [{ release: 'a', 'keep-last': '3', 'group-by': 'team name' }, "Invalid group-by 'team name': expected a label key like app.kubernetes.io/name or team"],
+  [{ release: 'a', 'keep-last': '3', 'group-by': 'Example.com/team' }, "Invalid group-by 'Example.com/team': expected a label key"],
+  [{ release: 'a', 'keep-last': '3', 'group-by': `${'t'.repeat(64)}` }, "Invalid group-by 'tttt"],
+  [{ release: 'a', 'group-by': 'team' }, "Invalid group-by 'team' without keep-last: expected keep-last too, whose groups it chooses"],
   [
     { release: 'a', kubeconfig: '~/no/kubeconfig' },
     "Invalid kubeconfig '~/no/kubeconfig': expected a readable kubeconfig file, kubeconfig YAML or base64; cannot read /home/u/no/kubeconfig (ENOENT)"
@@ -185,6 +194,12 @@ test.each([
 test('the limits that still fit: 24d timers, int32 TTLs, 64 at once', () => {
   const s = parse({ release: 'a', 'wait-timeout': '24d', 'wait-for-jobs': '24d', ttl: '2147483647', 'failure-grace': '0', concurrency: '64' })
   expect([s.waitTimeoutSeconds, s.waitForJobsSeconds, s.ttlSeconds, s.failureGraceSeconds, s.concurrency]).toEqual([2073600, 2073600, 2147483647, 0, 64])
+})
+
+test('keep-last takes a count and group-by a label key', () => {
+  const s = parse({ phase: 'sweep', selector: 'a=b', 'keep-last': '3', 'group-by': 'app.kubernetes.io/name' })
+  expect([s.keepLast, s.groupBy]).toEqual([3, 'app.kubernetes.io/name'])
+  expect(parse({ release: 'a', 'keep-last': '0' }).keepLast).toBe(0)
 })
 
 test('never keeps Jobs; sweep takes a list of namespaces', () => {

@@ -1,0 +1,82 @@
+// The summary's first line: the run's outcome in words, read at a glance. Pure.
+import type { JobOutcome, OutcomeKind, RunResult } from '../execute/outcome.ts'
+import { someNames } from '../execute/progress.ts'
+
+/** The headline: ✅ and the counts, or ❌ and what went wrong first; `counts` also stands under a ❌. */
+export interface Headline {
+  ok: boolean
+  text: string
+  counts: string
+}
+
+// A headline that quotes an error is cut here: the error itself is listed in full below the table.
+const MAX_QUOTED = 160
+
+/** What one outcome counts as in the headline. */
+type Tally = 'pruned' | 'TTL set' | 'kept' | 'gone' | 'failed' | 'blocked'
+
+function tallyOf(result: OutcomeKind, phase: RunResult['phase']): Tally {
+  switch (result) {
+    case 'pruned':
+    case 'would-prune':
+      return 'pruned'
+    case 'gone':
+      // Before an upgrade (or in a sweep) a Job someone else deleted is as good as pruned.
+      return phase === 'post' ? 'gone' : 'pruned'
+    case 'ttl-set':
+    case 'would-set-ttl':
+      return 'TTL set'
+    case 'error':
+      return 'failed'
+    case 'blocked':
+      return 'blocked'
+    case 'kept':
+    case 'replaced':
+      return 'kept'
+  }
+}
+
+/** "3 pruned · 1 waited · 0 kept" (pre), "2 TTL set · 0 waited · 1 kept" (post), "3 pruned · 5 kept" (sweep). */
+export function countsOf(result: RunResult): string {
+  const tally = new Map<Tally, number>()
+  for (const o of result.outcomes) {
+    const t = tallyOf(o.result, result.phase)
+    tally.set(t, (tally.get(t) ?? 0) + 1)
+  }
+  const n = (t: Tally): number => tally.get(t) ?? 0
+  const would = result.dryRun ? (result.phase === 'post' ? 'TTL would be set' : 'would be pruned') : undefined
+  const parts =
+    result.phase === 'post'
+      ? [`${n('TTL set')} ${would ?? 'TTL set'}`, `${waitedCount(result.outcomes)} waited`, `${n('kept')} kept`]
+      : result.phase === 'pre'
+        ? [`${n('pruned')} ${would ?? 'pruned'}`, `${waitedCount(result.outcomes)} waited`, `${n('kept')} kept`]
+        : [`${n('pruned')} ${would ?? 'pruned'}`, `${n('kept')} kept`]
+  for (const t of ['gone', 'failed', 'blocked'] as const) if (n(t) > 0) parts.push(`${n(t)} ${t}`)
+  return parts.join(' · ')
+}
+
+const waitedCount = (outcomes: JobOutcome[]): number => outcomes.filter((o) => o.waited).length
+
+const cut = (text: string): string => (text.length > MAX_QUOTED ? `${text.slice(0, MAX_QUOTED - 1)}…` : text)
+
+/** Why nothing was deleted: the Jobs that blocked the run, and what held them. */
+function blockedText(blocked: JobOutcome[]): string {
+  const names = someNames(blocked.map((o) => o.name))
+  const byFail = blocked.some((o) => o.action === 'block')
+  // A wait that timed out says how long it waited (`still running after waiting 10m`).
+  const why = byFail ? 'still running (on-running: fail)' : blocked[0].reason
+  return `blocked: ${names} ${why}; nothing was deleted`
+}
+
+export function headlineOf(result: RunResult): Headline {
+  const counts = countsOf(result)
+  const warned = result.warnings.length > 0 ? ` · ⚠️ ${result.warnings.length} warning${result.warnings.length === 1 ? '' : 's'}` : ''
+  if (result.outcomes.length === 0 && result.errors.length === 0) return { ok: true, text: '✅ No Jobs in scope: nothing to do.', counts: '' }
+  const blocked = result.outcomes.filter((o) => o.result === 'blocked')
+  if (blocked.length > 0) return { ok: false, text: `❌ ${blockedText(blocked)}`, counts }
+  if (result.errors.length > 0) {
+    const more = result.errors.length > 1 ? ` (and ${result.errors.length - 1} more below)` : ''
+    return { ok: false, text: `❌ ${result.errors.length} failed: ${cut(result.errors[0])}${more}`, counts }
+  }
+  return { ok: true, text: `✅ ${counts}${warned}`, counts }
+}
