@@ -1,10 +1,17 @@
 // client-node's errors: ApiException carries the HTTP code and a body that is a JSON string
 // (a Kubernetes Status); network failures are plain errors without a code.
 
-/** The HTTP status of an API error, or undefined for network and other errors. */
+/**
+ * The HTTP status of an API error (ApiException's `code`, a watch error's `statusCode`), or
+ * undefined for network and other errors. A DOMException has a numeric `code` too (23 for the
+ * TimeoutError of a request's deadline): it is no HTTP status, and taking it for one made a timed
+ * out request look like a final answer, so it was never retried.
+ */
 export function statusCode(e: unknown): number | undefined {
-  const code = (e as { code?: unknown } | undefined)?.code
-  return typeof code === 'number' ? code : undefined
+  if (e instanceof DOMException) return undefined
+  const { code, statusCode } = (e ?? {}) as { code?: unknown; statusCode?: unknown }
+  const status = typeof code === 'number' ? code : statusCode
+  return typeof status === 'number' && status >= 100 && status <= 599 ? status : undefined
 }
 
 /** The Kubernetes Status message of an API error, else the error's own message. */

@@ -61,8 +61,8 @@ export function networkMessage(e: unknown): string | undefined {
 
 /** Whether trying the same request again may succeed. */
 export function isTransient(e: unknown): boolean {
-  const code = statusCode(e) ?? (e as { statusCode?: unknown } | undefined)?.statusCode
-  if (typeof code === 'number') return code === 429 || (code >= 500 && code !== 501)
+  const code = statusCode(e)
+  if (code !== undefined) return code === 429 || (code >= 500 && code !== 501)
   return networkCode(e) !== undefined
 }
 
