@@ -182,18 +182,33 @@ export class KubeJobsClient implements JobsClient {
   }
 
   async deleteJob(namespace: string, name: string, precondition: Precondition, propagation: Propagation): Promise<DeleteResult> {
-    let retried = false
+    // An attempt that got no answer (reset, timeout) may have deleted the Job; a 429 or 5xx did not.
+    let answerLost = false
     try {
-      await this.call(`delete Job ${namespace}/${name}`, (retries) => {
-        retried = retries > 0
-        return this.batch.deleteNamespacedJob({ name, namespace, body: { preconditions: precondition, propagationPolicy: propagation } }, this.perRequest)
+      await this.call(`delete Job ${namespace}/${name}`, async () => {
+        try {
+          return await this.batch.deleteNamespacedJob(
+            { name, namespace, body: { preconditions: precondition, propagationPolicy: propagation } },
+            this.perRequest
+          )
+        } catch (e) {
+          if (statusCode(e) === undefined) answerLost = true
+          throw e
+        }
       })
       return 'deleted'
     } catch (e) {
       // A retry that finds the Job gone follows an attempt whose answer was lost: that one deleted it.
-      if (statusCode(e) === 404) return retried ? 'deleted' : 'gone'
-      if (statusCode(e) === 409) return 'conflict'
-      throw e
+      if (statusCode(e) === 404) return answerLost ? 'deleted' : 'gone'
+      if (statusCode(e) !== 409) throw e
+      // So did a retry that finds it being deleted (a foreground delete keeps it until its pods are
+      // gone): the lost attempt's delete changed its resourceVersion, hence the conflict.
+      if (answerLost) {
+        const fresh = await this.getJob(namespace, name)
+        if (!fresh) return 'deleted'
+        if (fresh.metadata?.uid === precondition.uid && fresh.metadata?.deletionTimestamp) return 'deleted'
+      }
+      return 'conflict'
     }
   }
 
