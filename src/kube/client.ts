@@ -25,7 +25,7 @@ import {
 } from '@kubernetes/client-node'
 import { apiErrorMessage, statusCode } from './errors.ts'
 import { FIELD_MANAGER, toJobRecord, type JobRecord } from './job-record.ts'
-import { DEFAULT_RETRY, withRetry, type RetryPolicy } from './retry.ts'
+import { ClusterUnreachable, DEFAULT_RETRY, withRetry, type RetryPolicy } from './retry.ts'
 
 /** Result of a delete with preconditions: `conflict` means the Job changed (or was replaced) since it was read. */
 export type DeleteResult = 'deleted' | 'gone' | 'conflict'
@@ -117,6 +117,10 @@ export class KubeJobsClient implements JobsClient {
   private readonly limiter: PQueue
   private readonly perRequest: ConfigurationOptions<ObservableMiddleware>
   private sent = 0
+  /** When the API server last answered a request (other than 429 or 5xx), or started a log stream. */
+  private answeredAt = 0
+  /** Set once a request found the cluster unreachable for the whole budget: every later one fails at once. */
+  private unreachable: ClusterUnreachable | undefined
 
   constructor(kc: KubeConfig, options: Partial<ClientOptions> = {}) {
     this.options = { ...DEFAULT_CLIENT_OPTIONS, ...options }
@@ -135,7 +139,11 @@ export class KubeJobsClient implements JobsClient {
             ctx.setSignal(AbortSignal.timeout(timeoutMs))
             return new Observable(Promise.resolve(ctx))
           },
-          post: (response) => new Observable(Promise.resolve(response))
+          post: (response) => {
+            // A server that only says 429 or 5xx is not serving: that is no answer.
+            if (response.httpStatusCode < 500 && response.httpStatusCode !== 429) this.answeredAt = Date.now()
+            return new Observable(Promise.resolve(response))
+          }
         }
       ],
       middlewareMergeStrategy: 'append'
@@ -146,9 +154,28 @@ export class KubeJobsClient implements JobsClient {
     return this.sent
   }
 
-  /** One API call: rate-limited, retried while transient. `attempt` gets the retries so far. */
-  private call<T>(what: string, attempt: (retries: number) => Promise<T>): Promise<T> {
-    return withRetry(what, (retries) => this.limiter.add(() => attempt(retries)), this.options.retry)
+  /**
+   * One API call: rate-limited, retried while transient. `attempt` gets the retries so far. Once
+   * the cluster was unreachable for a whole retry budget, the run is over: later calls, and the
+   * retries of calls in flight, fail at once instead of spending a budget each, so a run fails
+   * within one budget, not one per Job.
+   */
+  private async call<T>(what: string, attempt: (retries: number) => Promise<T>): Promise<T> {
+    const once = async (retries: number): Promise<T> => {
+      if (this.unreachable) throw this.unreachable
+      return attempt(retries)
+    }
+    try {
+      return await withRetry(
+        what,
+        (retries) => this.limiter.add(() => once(retries)),
+        this.options.retry,
+        (since) => this.answeredAt >= since
+      )
+    } catch (e) {
+      if (e instanceof ClusterUnreachable) this.unreachable ??= e
+      throw e
+    }
   }
 
   async listJobs(namespace: string | undefined, labelSelector?: string): Promise<JobListing> {
@@ -290,6 +317,7 @@ export class KubeJobsClient implements JobsClient {
       watchdog()
       try {
         request = await this.logs.log(namespace, pod, container, counter, { previous, follow: false, limitBytes })
+        this.answeredAt = Date.now()
       } catch (e) {
         fail(e)
       }

@@ -133,6 +133,8 @@ export class JobInformer {
 
   /** Decides, after a watch ended, whether and when to watch again. */
   private async afterWatch(error: unknown): Promise<void> {
+    // The client already found the cluster unreachable for a whole budget (the relist): over.
+    if (error instanceof ClusterUnreachable) return this.fail(error)
     const code = statusCode(error)
     if (code === 410) {
       this.resourceVersion = '' // too old: relist, then watch from the new list

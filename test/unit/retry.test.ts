@@ -1,7 +1,7 @@
 // What the retry policy takes for transient, and how it gives up: no cluster needed.
 import { ApiException } from '@kubernetes/client-node'
 import { statusCode } from '../../src/kube/errors.ts'
-import { ClusterUnreachable, isTransient, withRetry } from '../../src/kube/retry.ts'
+import { ClusterUnreachable, isTransient, RetriesExhausted, withRetry } from '../../src/kube/retry.ts'
 
 const api = (code: number): ApiException<string> => new ApiException(code, 'x', JSON.stringify({ message: `HTTP ${code}` }), {})
 const network = (code: string): Error => Object.assign(new TypeError('fetch failed'), { cause: Object.assign(new Error(`read ${code}`), { code }) })
@@ -80,4 +80,24 @@ test('withRetry says "cluster unreachable" once the budget is spent', async () =
   expect(e).toBeInstanceOf(ClusterUnreachable)
   expect((e as Error).message).toMatch(/^cluster unreachable: list Jobs in a kept failing for \ds over \d+ attempt\(s\) \(last: read ECONNREFUSED\)$/)
   expect(Date.now() - started).toBeLessThan(5000)
+})
+
+test('withRetry blames the request, not the cluster, when the API server answered others since its first failure', async () => {
+  const firstFailures: number[] = []
+  const e = await withRetry(
+    'read the log of a/p/main',
+    async () => {
+      throw network('UND_ERR_SOCKET')
+    },
+    fast,
+    (since) => {
+      firstFailures.push(since)
+      return true
+    }
+  ).catch((x: unknown) => x)
+  expect(e).toBeInstanceOf(RetriesExhausted)
+  expect((e as Error).message).toMatch(
+    /^read the log of a\/p\/main kept failing for \ds over \d+ attempt\(s\), while the API server answered other requests \(last: /
+  )
+  expect(firstFailures).toHaveLength(1)
 })
