@@ -5,7 +5,7 @@ import { appendFile, mkdir, open } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { V1Pod } from '@kubernetes/client-node'
 import type { JobsClient } from '../kube/client.ts'
-import { apiErrorMessage } from '../kube/errors.ts'
+import { apiErrorMessage, statusCode } from '../kube/errors.ts'
 import { ClusterUnreachable } from '../kube/retry.ts'
 
 /** One saved container log, relative to logs-dir. */
@@ -36,6 +36,13 @@ function containersOf(pod: V1Pod): { name: string; restarts: number }[] {
   const statuses = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])]
   const restarts = (name: string): number => statuses.find((s) => s.name === name)?.restartCount ?? 0
   return [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])].map((c) => ({ name: c.name, restarts: restarts(c.name) }))
+}
+
+/** Why a log could not be read: the API server's code, and for a 403 the right that is missing. */
+function readError(e: unknown): string {
+  const status = statusCode(e)
+  if (status === undefined) return apiErrorMessage(e)
+  return `${status} ${apiErrorMessage(e)}${status === 403 ? " (the credentials lack 'get' on pods/log)" : ''}`
 }
 
 /**
@@ -71,7 +78,7 @@ export async function harvestLogs(client: JobsClient, job: LogSource, logsDir: s
         } catch (e) {
           if (e instanceof ClusterUnreachable) throw e
           const code = (e as NodeJS.ErrnoException).code
-          const why = typeof code === 'string' && code.startsWith('E') && !code.startsWith('ECONN') ? `cannot write it: ${code}` : apiErrorMessage(e)
+          const why = typeof code === 'string' && code.startsWith('E') && !code.startsWith('ECONN') ? `cannot write it: ${code}` : readError(e)
           result.failures.push(`cannot save the log of ${podName}/${container.name}${previous ? ' (previous)' : ''}: ${why}`)
         }
       }

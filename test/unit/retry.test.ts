@@ -1,6 +1,6 @@
 // What the retry policy takes for transient, and how it gives up: no cluster needed.
 import { ApiException } from '@kubernetes/client-node'
-import { statusCode } from '../../src/kube/errors.ts'
+import { apiErrorMessage, statusCode } from '../../src/kube/errors.ts'
 import { ClusterUnreachable, isTransient, RetriesExhausted, withRetry } from '../../src/kube/retry.ts'
 
 const api = (code: number): ApiException<string> => new ApiException(code, 'x', JSON.stringify({ message: `HTTP ${code}` }), {})
@@ -100,4 +100,10 @@ test('withRetry blames the request, not the cluster, when the API server answere
     /^read the log of a\/p\/main kept failing for \ds over \d+ attempt\(s\), while the API server answered other requests \(last: /
   )
   expect(firstFailures).toHaveLength(1)
+})
+
+test('an ApiException without a Status body (client-node’s log reads) reads as its code’s name, not a dump of every header', () => {
+  const e = new ApiException(403, 'Error occurred in log request', undefined, { 'audit-id': 'a1', date: 'today' })
+  expect(apiErrorMessage(e)).toBe('Forbidden')
+  expect(apiErrorMessage(api(404))).toBe('HTTP 404') // a Status body's message wins
 })
