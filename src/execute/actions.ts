@@ -6,6 +6,7 @@ import type PQueue from 'p-queue'
 import type { JobsClient } from '../kube/client.ts'
 import { apiErrorMessage } from '../kube/errors.ts'
 import { toJobRecord, type AppliedMetadata } from '../kube/job-record.ts'
+import { ClusterUnreachable } from '../kube/retry.ts'
 import type { Plan, PlannedJob } from '../plan/plan.ts'
 import { ANNOTATION, MANAGED_LABEL, formatRetention, type Retention } from '../plan/retention.ts'
 import { redact } from '../secrets.ts'
@@ -34,6 +35,21 @@ export interface ActionContext extends ExecuteContext {
    * (half the requests of a prune are Events). The executor waits for it to drain before it reports.
    */
   events: PQueue
+  /** Set once the cluster was unreachable for a whole retry budget: the run stops there. */
+  down: { error?: ClusterUnreachable }
+}
+
+/** What a Job's outcome says when the cluster went away before its action was done. */
+export const UNREACHABLE = 'the cluster became unreachable'
+
+/**
+ * Whether `e` is the cluster being unreachable; if so it is recorded once for the run, and the
+ * caller reports no error of its own: one line for the run, not one per Job.
+ */
+export function isUnreachable(e: unknown, ctx: Pick<ActionContext, 'down'>): e is ClusterUnreachable {
+  if (!(e instanceof ClusterUnreachable)) return false
+  ctx.down.error ??= e
+  return true
 }
 
 const where = (p: { namespace: string; name: string }): string => `Job ${p.namespace}/${p.name}`
@@ -75,6 +91,7 @@ export async function deleteAction(planned: PlannedJob, ctx: ActionContext): Pro
   const { client, plan } = ctx
   let p = planned
   let logs: HarvestedLogs | undefined
+  let sent = false
   try {
     for (let round = 0; round < MAX_ROUNDS; round++) {
       if (p.status === 'terminating') {
@@ -86,6 +103,7 @@ export async function deleteAction(planned: PlannedJob, ctx: ActionContext): Pro
         logs = saved.logs
         if (!saved.proceed) return { ...outcome(p, 'error', `kept: its logs could not all be saved (${saved.logs.failures[0]})`), logs }
       }
+      sent = true
       const result = await client.deleteJob(p.namespace, p.name, { uid: p.uid, resourceVersion: p.resourceVersion }, p.propagation)
       if (result === 'deleted') {
         ctx.info(`deleted ${where(p)} (${p.status}, ${p.propagation.toLowerCase()})`)
@@ -94,7 +112,7 @@ export async function deleteAction(planned: PlannedJob, ctx: ActionContext): Pro
         void ctx.events.add(() =>
           client
             .recordEvent(job, { reason: 'JobSwept', message, type: 'Normal' })
-            .catch((e: unknown) => ctx.warnings.push(`could not record an Event for ${at}: ${apiErrorMessage(e)}`))
+            .catch((e: unknown) => isUnreachable(e, ctx) || ctx.warnings.push(`could not record an Event for ${at}: ${apiErrorMessage(e)}`))
         )
         return { ...outcome(p, 'pruned'), logs }
       }
@@ -114,6 +132,8 @@ export async function deleteAction(planned: PlannedJob, ctx: ActionContext): Pro
     ctx.errors.push(`${where(p)} kept changing while job-sweeper tried to delete it; left alone`)
     return { ...outcome(p, 'error', 'kept changing while job-sweeper tried to delete it; left alone'), logs }
   } catch (e) {
+    if (isUnreachable(e, ctx))
+      return { ...outcome(p, 'error', `${p.reason} — ${sent ? 'not known whether it was deleted' : 'not deleted'}: ${UNREACHABLE}`), logs }
     ctx.errors.push(`${where(p)}: ${apiErrorMessage(e)}`)
     return { ...outcome(p, 'error', `${p.reason} — failed: ${apiErrorMessage(e)}`), logs }
   }
@@ -159,6 +179,7 @@ export async function ttlAction(p: PlannedJob, ttl: Retention, ctx: ActionContex
     ctx.info(`${where(p)} (${p.status}): ${p.chartTtl ? `the chart's ttlSecondsAfterFinished kept` : `ttlSecondsAfterFinished ${ttl ?? 'removed (never)'}`}`)
     return { ...outcome(p, 'ttl-set'), logs }
   } catch (e) {
+    if (isUnreachable(e, ctx)) return { ...outcome(p, 'error', `${p.reason} — TTL not known to be set: ${UNREACHABLE}`), logs }
     ctx.errors.push(`${where(p)}: could not set its TTL: ${apiErrorMessage(e)}`)
     return { ...outcome(p, 'error', `${p.reason} — failed: ${apiErrorMessage(e)}`), logs }
   }

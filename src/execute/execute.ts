@@ -6,13 +6,14 @@ import PQueue from 'p-queue'
 import type { JobsClient } from '../kube/client.ts'
 import { apiErrorMessage } from '../kube/errors.ts'
 import { JobInformer, WaitTimeout } from '../kube/informer.ts'
+import { ClusterUnreachable } from '../kube/retry.ts'
 import type { JobRecord } from '../kube/job-record.ts'
 import type { Plan, PlannedJob } from '../plan/plan.ts'
 import { jobStatus } from '../plan/predicates.ts'
 import { formatRetention } from '../plan/retention.ts'
 import { formatDuration } from '../settings/duration.ts'
 import type { Settings } from '../settings/settings.ts'
-import { deleteAction, ttlAction, type ActionContext } from './actions.ts'
+import { deleteAction, isUnreachable, ttlAction, UNREACHABLE, type ActionContext } from './actions.ts'
 import { outcome, type ExecuteContext, type JobOutcome, type RunResult } from './outcome.ts'
 import { someNames, startProgress } from './progress.ts'
 
@@ -63,7 +64,7 @@ export async function execute(plan: Plan, client: JobsClient, settings: Settings
     return result
   }
   const events = new PQueue({ concurrency: settings.concurrency })
-  const actions: ActionContext = { ...ctx, client, settings, plan, errors: result.errors, warnings: result.warnings, tailed: { count: 0 }, events }
+  const actions: ActionContext = { ...ctx, client, settings, plan, errors: result.errors, warnings: result.warnings, tailed: { count: 0 }, events, down: {} }
   const queue = new PQueue({ concurrency: settings.concurrency })
   const watches = new Watches(client, plan)
   const outcomes = new Map<string, JobOutcome>(plan.jobs.filter((p) => p.action === 'keep').map((p) => [key(p), outcome(p, 'kept')]))
@@ -76,6 +77,11 @@ export async function execute(plan: Plan, client: JobsClient, settings: Settings
     await events.onIdle()
   }
   result.outcomes = [...outcomes.values()].sort((a, b) => a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name))
+  const down = actions.down.error
+  if (down) {
+    const undone = result.outcomes.filter((o) => o.reason.endsWith(UNREACHABLE)).length
+    result.errors.push(`${down.message}; the run stopped there, ${undone} Job(s) not done: run it again once the cluster is reachable`)
+  }
   return result
 }
 
@@ -98,7 +104,8 @@ async function onQueue(run: Run, jobs: PlannedJob[], verb: string, action: (p: P
     await Promise.all(
       jobs.map((p) =>
         run.queue.add(async () => {
-          const out = await action(p)
+          // Once the cluster is gone, the Jobs still queued are not tried: each would only fail.
+          const out = run.actions.down.error ? outcome(p, 'kept', `${p.reason} — not attempted: ${UNREACHABLE}`) : await action(p)
           done++
           run.outcomes.set(key(p), { ...out, waited: out.waited || run.outcomes.get(key(p))?.waited === true })
         })
@@ -130,15 +137,21 @@ async function prune(run: Run): Promise<boolean> {
     const failed = toWait.map((p, i) => ({ p, s: settled[i] })).filter(({ s }) => s.status === 'rejected')
     if (failed.length > 0) {
       // On a timeout nothing at all is deleted: the upgrade would fail on the running Job anyway.
-      result.outcomes = abandon(plan, new Map(failed.map(({ p }) => [key(p), `still running after waiting ${formatDuration(timeout)}`])))
+      const blocked = (s: PromiseSettledResult<unknown>): string =>
+        isUnreachable((s as PromiseRejectedResult).reason, actions)
+          ? `not seen finished: ${UNREACHABLE}`
+          : `still running after waiting ${formatDuration(timeout)}`
+      result.outcomes = abandon(plan, new Map(failed.map(({ p, s }) => [key(p), blocked(s)])))
       for (const { p, s } of failed) {
         const reason = (s as PromiseRejectedResult).reason
+        if (reason instanceof ClusterUnreachable) continue
         const why =
           reason instanceof WaitTimeout
             ? `did not finish within wait-timeout ${formatDuration(timeout)} (running for ${formatDuration(p.ageSeconds + timeout)})`
             : `could not be watched: ${apiErrorMessage(reason)}`
         result.errors.push(`Job ${key(p)} ${why}; nothing was deleted`)
       }
+      if (actions.down.error) result.errors.push(`${actions.down.error.message}; nothing was deleted`)
       return false
     }
     for (const [i, p] of toWait.entries()) {
@@ -161,7 +174,8 @@ async function prune(run: Run): Promise<boolean> {
 async function awaitGone(run: Run, deleted: PlannedJob[]): Promise<void> {
   const { settings, watches, actions, result, outcomes } = run
   const leaving = deleted.filter((p) => ['pruned', 'gone'].includes(outcomes.get(key(p))?.result ?? ''))
-  if (leaving.length === 0) return
+  // Deleted, but not to be seen gone from a cluster that does not answer: the run fails anyway.
+  if (leaving.length === 0 || actions.down.error) return
   const pending = new Set(leaving.map(key))
   const stop = startProgress(actions.info, () => `${leaving.length - pending.size}/${leaving.length} gone · waiting for: ${someNames(pending)}`)
   try {
@@ -171,6 +185,10 @@ async function awaitGone(run: Run, deleted: PlannedJob[]): Promise<void> {
           await watches.waitFor(p, (j) => j === undefined, settings.waitTimeoutSeconds * 1000)
         } catch (e) {
           const out = outcomes.get(key(p)) as JobOutcome
+          if (isUnreachable(e, actions)) {
+            Object.assign(out, { result: 'error', reason: `deleted; not seen gone: ${UNREACHABLE}` })
+            return
+          }
           const stuck = await run.actions.client.getJob(p.namespace, p.name).catch(() => undefined)
           const foreign = (stuck?.metadata?.finalizers ?? []).filter((f) => !KUBERNETES_FINALIZERS.has(f))
           out.result = 'error'
@@ -236,7 +254,8 @@ async function post(run: Run): Promise<void> {
           if (e instanceof WaitTimeout) {
             result.warnings.push(`Job ${key(p)} was still running after wait-for-jobs ${formatDuration(limit)}; it keeps the upper-bound TTL`)
             out.reason = `${out.reason}; still running after ${formatDuration(limit)}`
-          } else result.errors.push(`Job ${key(p)} could not be watched: ${apiErrorMessage(e)}; it keeps the upper-bound TTL`)
+          } else if (isUnreachable(e, actions)) out.reason = `${out.reason}; not seen finished: ${UNREACHABLE}`
+          else result.errors.push(`Job ${key(p)} could not be watched: ${apiErrorMessage(e)}; it keeps the upper-bound TTL`)
         } finally {
           pending.delete(key(p))
         }

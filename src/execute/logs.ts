@@ -5,7 +5,8 @@ import { appendFile, mkdir, open } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { V1Pod } from '@kubernetes/client-node'
 import type { JobsClient } from '../kube/client.ts'
-import { apiErrorMessage } from '../kube/errors.ts'
+import { apiErrorMessage, statusCode } from '../kube/errors.ts'
+import { ClusterUnreachable } from '../kube/retry.ts'
 
 /** One saved container log, relative to logs-dir. */
 export interface SavedLogFile {
@@ -37,13 +38,24 @@ function containersOf(pod: V1Pod): { name: string; restarts: number }[] {
   return [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])].map((c) => ({ name: c.name, restarts: restarts(c.name) }))
 }
 
-/** Saves the logs of every pod of the Job; never throws for a log it cannot save (it is a failure). */
+/** Why a log could not be read: the API server's code, and for a 403 the right that is missing. */
+function readError(e: unknown): string {
+  const status = statusCode(e)
+  if (status === undefined) return apiErrorMessage(e)
+  return `${status} ${apiErrorMessage(e)}${status === 403 ? " (the credentials lack 'get' on pods/log)" : ''}`
+}
+
+/**
+ * Saves the logs of every pod of the Job; never throws for a log it cannot save (it is a failure),
+ * only when the cluster is unreachable: that is no fault of this Job's logs, and ends the run.
+ */
 export async function harvestLogs(client: JobsClient, job: LogSource, logsDir: string, limitBytes: number): Promise<HarvestedLogs> {
   const result: HarvestedLogs = { files: [], failures: [] }
   let pods: V1Pod[]
   try {
     pods = await client.listPodsOfJob(job.namespace, job.uid)
   } catch (e) {
+    if (e instanceof ClusterUnreachable) throw e
     result.failures.push(`cannot list its pods: ${apiErrorMessage(e)}`)
     return result
   }
@@ -64,8 +76,9 @@ export async function harvestLogs(client: JobsClient, job: LogSource, logsDir: s
           if (saved.truncated) await appendFile(join(logsDir, file), `\n[job-sweeper: cut at ${limitBytes} bytes (max-log-bytes)]\n`)
           result.files.push({ file, ...saved })
         } catch (e) {
+          if (e instanceof ClusterUnreachable) throw e
           const code = (e as NodeJS.ErrnoException).code
-          const why = typeof code === 'string' && code.startsWith('E') && !code.startsWith('ECONN') ? `cannot write it: ${code}` : apiErrorMessage(e)
+          const why = typeof code === 'string' && code.startsWith('E') && !code.startsWith('ECONN') ? `cannot write it: ${code}` : readError(e)
           result.failures.push(`cannot save the log of ${podName}/${container.name}${previous ? ' (previous)' : ''}: ${why}`)
         }
       }

@@ -29,7 +29,7 @@ import {
 import { apiErrorMessage, statusCode } from './errors.ts'
 import { FIELD_MANAGER, toJobRecord, type JobRecord } from './job-record.ts'
 import { KubeClusterObjects, type ClusterObjects, type DeleteResult, type Precondition } from './objects.ts'
-import { DEFAULT_RETRY, isTransient, withRetry, type RetryPolicy } from './retry.ts'
+import { ClusterUnreachable, DEFAULT_RETRY, isTransient, withRetry, type RetryPolicy } from './retry.ts'
 
 export type { ClusterObjects, DeleteResult, Precondition } from './objects.ts'
 
@@ -127,6 +127,10 @@ export class KubeJobsClient implements JobsClient {
   private readonly applyOptions: ConfigurationOptions<ObservableMiddleware>
   private readonly objects: ClusterObjects
   private sent = 0
+  /** When the API server last answered a request (other than 429 or 5xx), or started a log stream. */
+  private answeredAt = 0
+  /** Set once a request found the cluster unreachable for the whole budget: every later one fails at once. */
+  private unreachable: ClusterUnreachable | undefined
 
   constructor(kc: KubeConfig, options: Partial<ClientOptions> = {}) {
     this.options = { ...DEFAULT_CLIENT_OPTIONS, ...options }
@@ -152,7 +156,11 @@ export class KubeJobsClient implements JobsClient {
             ctx.setSignal(attemptSignal.getStore() ?? AbortSignal.timeout(timeoutMs))
             return new Observable(Promise.resolve(ctx))
           },
-          post: (response) => new Observable(Promise.resolve(response))
+          post: (response) => {
+            // A server that only says 429 or 5xx is not serving: that is no answer.
+            if (response.httpStatusCode < 500 && response.httpStatusCode !== 429) this.answeredAt = Date.now()
+            return new Observable(Promise.resolve(response))
+          }
         }
       ],
       middlewareMergeStrategy: 'append'
@@ -167,27 +175,36 @@ export class KubeJobsClient implements JobsClient {
 
   /**
    * One API call: rate-limited, retried while transient. `attempt` gets the retries so far. Each
-   * attempt has its own deadline, cleared as soon as it settles: AbortSignal.timeout() would keep
-   * every request's response alive until its 30 s passed (about 200 MB over 1,000 quick deletes).
+   * attempt has its own deadline, cleared as soon as it settles (AbortSignal.timeout() leaves a
+   * 30 s timer behind every request). Once the cluster was unreachable for a whole retry budget,
+   * the run is over: later calls, and the retries of calls in flight, fail at once instead of
+   * spending a budget each, so a run fails within one budget, not one per Job.
    */
-  private call<T>(what: string, attempt: (retries: number) => Promise<T>): Promise<T> {
-    return withRetry(
-      what,
-      (retries) =>
-        this.limiter.add(async () => {
-          const deadline = new AbortController()
-          const timer = setTimeout(
-            () => deadline.abort(new DOMException(`no answer within ${this.options.requestTimeoutMs / 1000}s`, 'TimeoutError')),
-            this.options.requestTimeoutMs
-          )
-          try {
-            return await attemptSignal.run(deadline.signal, () => attempt(retries))
-          } finally {
-            clearTimeout(timer)
-          }
-        }),
-      this.options.retry
-    )
+  private async call<T>(what: string, attempt: (retries: number) => Promise<T>): Promise<T> {
+    const once = async (retries: number): Promise<T> => {
+      if (this.unreachable) throw this.unreachable
+      const deadline = new AbortController()
+      const timer = setTimeout(
+        () => deadline.abort(new DOMException(`no answer within ${this.options.requestTimeoutMs / 1000}s`, 'TimeoutError')),
+        this.options.requestTimeoutMs
+      )
+      try {
+        return await attemptSignal.run(deadline.signal, () => attempt(retries))
+      } finally {
+        clearTimeout(timer)
+      }
+    }
+    try {
+      return await withRetry(
+        what,
+        (retries) => this.limiter.add(() => once(retries)),
+        this.options.retry,
+        (since) => this.answeredAt >= since
+      )
+    } catch (e) {
+      if (e instanceof ClusterUnreachable) this.unreachable ??= e
+      throw e
+    }
   }
 
   async listJobs(namespace: string | undefined, labelSelector?: string): Promise<JobListing> {
@@ -221,18 +238,33 @@ export class KubeJobsClient implements JobsClient {
   }
 
   async deleteJob(namespace: string, name: string, precondition: Precondition, propagation: Propagation): Promise<DeleteResult> {
-    let retried = false
+    // An attempt that got no answer (reset, timeout) may have deleted the Job; a 429 or 5xx did not.
+    let answerLost = false
     try {
-      await this.call(`delete Job ${namespace}/${name}`, (retries) => {
-        retried = retries > 0
-        return this.batch.deleteNamespacedJob({ name, namespace, body: { preconditions: precondition, propagationPolicy: propagation } }, this.perRequest)
+      await this.call(`delete Job ${namespace}/${name}`, async () => {
+        try {
+          return await this.batch.deleteNamespacedJob(
+            { name, namespace, body: { preconditions: precondition, propagationPolicy: propagation } },
+            this.perRequest
+          )
+        } catch (e) {
+          if (statusCode(e) === undefined) answerLost = true
+          throw e
+        }
       })
       return 'deleted'
     } catch (e) {
       // A retry that finds the Job gone follows an attempt whose answer was lost: that one deleted it.
-      if (statusCode(e) === 404) return retried ? 'deleted' : 'gone'
-      if (statusCode(e) === 409) return 'conflict'
-      throw e
+      if (statusCode(e) === 404) return answerLost ? 'deleted' : 'gone'
+      if (statusCode(e) !== 409) throw e
+      // So did a retry that finds it being deleted (a foreground delete keeps it until its pods are
+      // gone): the lost attempt's delete changed its resourceVersion, hence the conflict.
+      if (answerLost) {
+        const fresh = await this.getJob(namespace, name)
+        if (!fresh) return 'deleted'
+        if (fresh.metadata?.uid === precondition.uid && fresh.metadata?.deletionTimestamp) return 'deleted'
+      }
+      return 'conflict'
     }
   }
 
@@ -322,6 +354,7 @@ export class KubeJobsClient implements JobsClient {
       watchdog()
       try {
         request = await this.logs.log(namespace, pod, container, counter, { previous, follow: false, limitBytes })
+        this.answeredAt = Date.now()
       } catch (e) {
         fail(e)
       }

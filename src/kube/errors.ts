@@ -1,10 +1,19 @@
+import { STATUS_CODES } from 'node:http'
+
 // client-node's errors: ApiException carries the HTTP code and a body that is a JSON string
 // (a Kubernetes Status); network failures are plain errors without a code.
 
-/** The HTTP status of an API error, or undefined for network and other errors. */
+/**
+ * The HTTP status of an API error (ApiException's `code`, a watch error's `statusCode`), or
+ * undefined for network and other errors. A DOMException has a numeric `code` too (23 for the
+ * TimeoutError of a request's deadline): it is no HTTP status, and taking it for one made a timed
+ * out request look like a final answer, so it was never retried.
+ */
 export function statusCode(e: unknown): number | undefined {
-  const code = (e as { code?: unknown } | undefined)?.code
-  return typeof code === 'number' ? code : undefined
+  if (e instanceof DOMException) return undefined
+  const { code, statusCode } = (e ?? {}) as { code?: unknown; statusCode?: unknown }
+  const status = typeof code === 'number' ? code : statusCode
+  return typeof status === 'number' && status >= 100 && status <= 599 ? status : undefined
 }
 
 /** The Kubernetes Status message of an API error, else the error's own message. */
@@ -21,6 +30,11 @@ export function apiErrorMessage(e: unknown): string {
     return body.message
   }
   if (!(e instanceof Error)) return String(e)
+  // client-node's Log throws an ApiException without the Status body, whose message is a dump of
+  // the code, 'Body: undefined' and every response header, on several lines: the code's name is
+  // all it knows.
+  const code = statusCode(e)
+  if (code !== undefined && e.message.startsWith('HTTP-Code: ')) return STATUS_CODES[code] ?? `HTTP ${code}`
   // Network failures (fetch failed) carry the reason, like ECONNREFUSED, in their cause.
   const cause = (e as { cause?: unknown }).cause
   return cause instanceof Error && !e.message.includes(cause.message) ? `${e.message} (${cause.message})` : e.message

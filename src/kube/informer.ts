@@ -7,7 +7,7 @@
 // bookmarks, stops for good on any error that is not a 410, and caches whole Job objects; this one
 // keeps JobRecords of the Jobs a run waits on only.
 import type { V1Job } from '@kubernetes/client-node'
-import { apiErrorMessage } from './errors.ts'
+import { apiErrorMessage, statusCode } from './errors.ts'
 import type { JobsClient } from './client.ts'
 import { toJobRecord, type JobRecord } from './job-record.ts'
 import { ClusterUnreachable, DEFAULT_RETRY, isTransient, networkMessage, type RetryPolicy } from './retry.ts'
@@ -37,10 +37,6 @@ interface Tracked {
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
-const codeOf = (e: unknown): number | undefined => {
-  const c = (e as { statusCode?: unknown; code?: unknown } | null)?.statusCode ?? (e as { code?: unknown } | null)?.code
-  return typeof c === 'number' ? c : undefined
-}
 
 export class JobInformer {
   private readonly tracked = new Map<string, Tracked>()
@@ -137,7 +133,9 @@ export class JobInformer {
 
   /** Decides, after a watch ended, whether and when to watch again. */
   private async afterWatch(error: unknown): Promise<void> {
-    const code = codeOf(error)
+    // The client already found the cluster unreachable for a whole budget (the relist): over.
+    if (error instanceof ClusterUnreachable) return this.fail(error)
+    const code = statusCode(error)
     if (code === 410) {
       this.resourceVersion = '' // too old: relist, then watch from the new list
       return

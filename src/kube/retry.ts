@@ -22,6 +22,11 @@ export class ClusterUnreachable extends Error {
   override name = 'ClusterUnreachable'
 }
 
+/** One request kept failing for the whole budget while the API server answered others. */
+export class RetriesExhausted extends Error {
+  override name = 'RetriesExhausted'
+}
+
 // Connection-level failures: the request may not have reached the server, or its answer was lost.
 const NETWORK_CODES = new Set([
   'ECONNREFUSED',
@@ -61,8 +66,8 @@ export function networkMessage(e: unknown): string | undefined {
 
 /** Whether trying the same request again may succeed. */
 export function isTransient(e: unknown): boolean {
-  const code = statusCode(e) ?? (e as { statusCode?: unknown } | undefined)?.statusCode
-  if (typeof code === 'number') return code === 429 || (code >= 500 && code !== 501)
+  const code = statusCode(e)
+  if (code !== undefined) return code === 429 || (code >= 500 && code !== 501)
   return networkCode(e) !== undefined
 }
 
@@ -78,22 +83,34 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 
 /**
  * Runs `attempt` until it succeeds, fails for good, or the budget is spent. `attempt` gets the
- * number of earlier failed attempts (a retried DELETE that finds the Job gone was probably ours).
+ * number of earlier failed attempts. `answeredSince(t)` tells whether the API server answered any
+ * request since t, the first failure: if it did, the request that gave up is the problem (a log stream cut again and
+ * again), not the cluster, and it fails with RetriesExhausted rather than ClusterUnreachable.
  */
-export async function withRetry<T>(what: string, attempt: (retries: number) => Promise<T>, policy: RetryPolicy = DEFAULT_RETRY): Promise<T> {
+export async function withRetry<T>(
+  what: string,
+  attempt: (retries: number) => Promise<T>,
+  policy: RetryPolicy = DEFAULT_RETRY,
+  answeredSince: (since: number) => boolean = () => false
+): Promise<T> {
   const started = Date.now()
+  let failingSince: number | undefined
   for (let retries = 0; ; retries++) {
     try {
       return await attempt(retries)
     } catch (e) {
       if (!isTransient(e)) throw e
+      // From the first failure: answers to requests sent before it say nothing about the outage.
+      failingSince ??= Date.now()
       const spent = Date.now() - started
       const backoff = Math.random() * Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** retries)
       const delay = retryAfterMs(e) ?? backoff
       if (spent + delay > policy.budgetMs) {
         const why = statusCode(e) === undefined ? (networkMessage(e) ?? apiErrorMessage(e)) : `${statusCode(e)} ${apiErrorMessage(e)}`
+        const failing = `${what} kept failing for ${Math.round(spent / 1000)}s over ${retries + 1} attempt(s)`
         // No `cause`: the message already holds the last failure, and error printers would repeat it.
-        throw new ClusterUnreachable(`cluster unreachable: ${what} kept failing for ${Math.round(spent / 1000)}s over ${retries + 1} attempt(s) (last: ${why})`)
+        if (answeredSince(failingSince)) throw new RetriesExhausted(`${failing}, while the API server answered other requests (last: ${why})`)
+        throw new ClusterUnreachable(`cluster unreachable: ${failing} (last: ${why})`)
       }
       await sleep(delay)
     }
