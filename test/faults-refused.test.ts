@@ -57,8 +57,10 @@ test('403 on the watch while on-running: wait waits: the step fails at once, say
   )
   expect(forbidden.fired).toBe(1)
   expect(proxy.requests.count(watch())).toBe(1)
-  // The plan's list, and nothing after it: no relists, no reads of the Job in a loop.
-  expect(proxy.requests.count({ method: 'GET' }) - proxy.requests.count(watch())).toBe(1)
+  // The plan's list, and nothing after it: no relists, no reads of the Job in a loop. (The
+  // namespace and the Lease are read too, once each, on their own paths.)
+  const jobReads = new RegExp(`^${jobsPath()}(/|$)`)
+  expect(proxy.requests.count({ method: 'GET', path: jobReads }) - proxy.requests.count(watch())).toBe(1)
   expect(Date.now() - started).toBeLessThan(60_000) // not the 10m wait-timeout
   expect((await getJob(ns, name))?.metadata?.deletionTimestamp).toBeUndefined()
 })
@@ -99,7 +101,7 @@ test('403 on deletes is not retried either: one request per Job, and each Job is
   expectNoStackTrace(run)
   expect(run.code).toBe(1)
   expect(forbidden.fired).toBe(2)
-  expect(proxy.requests.count({ method: 'DELETE' })).toBe(2)
+  expect(proxy.requests.count({ method: 'DELETE', path: new RegExp(`^${jobsPath()}/`) })).toBe(2) // not the Lease's
   expect(errorLines(run.stdout)).toEqual(names.map((n) => `Job ${ns}/${n}: injected: cannot delete`))
   for (const n of names) expect(await getJob(ns, n)).toBeDefined()
 })
