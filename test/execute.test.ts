@@ -143,14 +143,19 @@ test('a Job held by a finalizer that is not Kubernetes’ own is reported, never
   await batchApi().patchNamespacedJob({ name: 'held-by-finalizer', namespace: ns, body: [{ op: 'remove', path: '/metadata/finalizers' }] })
 })
 
-test('the happy path costs at most two requests per pruned Job (delete, Event), plus the list and one watch', async () => {
-  const names = Array.from({ length: 20 }, (_, i) => `cheap-${String(i).padStart(2, '0')}`)
-  await Promise.all(names.map((name) => createJob({ namespace: ns, name, labels: { batch: 'cheap' } })))
+/** Creates `n` Jobs labelled batch=`batch` (named `<batch>-NN`) and waits until each succeeded. */
+async function completedBatch(batch: string, n: number): Promise<void> {
+  const names = Array.from({ length: n }, (_, i) => `${batch}-${String(i).padStart(2, '0')}`)
+  await Promise.all(names.map((name) => createJob({ namespace: ns, name, labels: { batch } })))
   await eventually(
-    'all 20 complete',
-    async () => (await batchApi().listNamespacedJob({ namespace: ns, labelSelector: 'batch=cheap' })).items,
-    (jobs) => jobs.filter((j) => j.status?.succeeded === 1).length === 20
+    `all ${n} complete`,
+    async () => (await batchApi().listNamespacedJob({ namespace: ns, labelSelector: `batch=${batch}` })).items,
+    (jobs) => jobs.filter((j) => j.status?.succeeded === 1).length === n
   )
+}
+
+test('the happy path costs at most two requests per pruned Job (delete, Event), plus the list and one watch', async () => {
+  await completedBatch('cheap', 20)
   const client = new KubeJobsClient(kubeConfig())
   const settings = settingsOf({ selector: 'batch=cheap', 'harvest-logs': 'none' })
   const plan = await planFor(client, settings)
@@ -163,13 +168,7 @@ test('the happy path costs at most two requests per pruned Job (delete, Event), 
 })
 
 test('requests share a few connections: 20 deletes and their Events do not open a TLS connection each', async () => {
-  const names = Array.from({ length: 20 }, (_, i) => `reuse-${String(i).padStart(2, '0')}`)
-  await Promise.all(names.map((name) => createJob({ namespace: ns, name, labels: { batch: 'reuse' } })))
-  await eventually(
-    'all 20 complete',
-    async () => (await batchApi().listNamespacedJob({ namespace: ns, labelSelector: 'batch=reuse' })).items,
-    (jobs) => jobs.filter((j) => j.status?.succeeded === 1).length === 20
-  )
+  await completedBatch('reuse', 20)
   const proxy = await startFaultProxy(testCluster())
   try {
     const client = new KubeJobsClient(proxy.kubeConfig())
