@@ -59,9 +59,16 @@ function namespacesOf(phase: Phase, settings: Settings, client: JobsClient): str
 }
 
 export async function runPhase(phase: Phase, settings: Settings, options: RunOptions): Promise<RunResult> {
-  const out = options.console
   const kube = new KubeJobsClient(loadKubeConfig(settings.kubeconfig, settings.context, options.mask))
-  const client: JobsClient = kube
+  try {
+    return { ...(await runWith(kube, phase, settings, options)), apiRequests: kube.requests }
+  } finally {
+    await kube.close()
+  }
+}
+
+async function runWith(client: JobsClient, phase: Phase, settings: Settings, options: RunOptions): Promise<RunResult> {
+  const out = options.console
   const namespaces = namespacesOf(phase, settings, client)
   await checkNamespaces(client, namespaces, settings.namespaces === undefined)
   // A dry run changes nothing, the Lease included; a sweep of all namespaces takes none (README:
@@ -86,7 +93,7 @@ export async function runPhase(phase: Phase, settings: Settings, options: RunOpt
     await leases?.release()
   }
   result.warnings.push(...(leases?.warnings ?? []))
-  return { ...result, apiRequests: kube.requests }
+  return result
 }
 
 async function observePlanExecute(phase: Phase, settings: Settings, client: JobsClient, namespaces: string[], options: RunOptions): Promise<RunResult> {

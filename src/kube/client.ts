@@ -174,6 +174,17 @@ export class KubeJobsClient implements JobsClient {
   }
 
   /**
+   * Closes the connection pool, and with it any connection still being made: a request abandoned
+   * at its deadline leaves its connection attempt to a server that accepts and never answers, and
+   * that socket alone kept the process from exiting for minutes after the run had ended.
+   */
+  async close(): Promise<void> {
+    const pool = this.pool as { destroy?: () => Promise<void> } | undefined
+    this.pool = undefined
+    await pool?.destroy?.().catch(() => undefined)
+  }
+
+  /**
    * One API call: rate-limited, retried while transient. `attempt` gets the retries so far. Each
    * attempt has its own deadline, cleared as soon as it settles (AbortSignal.timeout() leaves a
    * 30 s timer behind every request). Once the cluster was unreachable for a whole retry budget,
