@@ -9,6 +9,9 @@ import { batchApi, coreApi, createJob, createNamespace, deleteNamespace, eventua
 import { startFaultProxy, type FaultProxy } from './faults/proxy.ts'
 import { networkErrorCode, rejectionOf, runAsync } from './faults/observe.ts'
 import { routeOf } from './faults/requests.ts'
+import { ApiError, Rest } from '../src/kube/rest.ts'
+import { apiErrorMessage, statusCode } from '../src/kube/errors.ts'
+import { retryAfterMs } from '../src/kube/retry.ts'
 
 let ns: string
 let proxy: FaultProxy
@@ -148,6 +151,25 @@ describe('faults reach real clients as such', () => {
     await expect(readThroughProxy('target')).resolves.toMatchObject({ metadata: { name: 'target' } })
     expect(rule.fired).toBe(1)
     expect(proxy.requests.count({ method: 'GET', path: jobPath('target') })).toBe(2)
+  })
+
+  test("429 with Retry-After: job-sweeper's own requests (rest.ts) get the 429, its header and the Status, as the retry policy reads them", async () => {
+    const rest = new Rest(proxy.kubeConfig())
+    try {
+      proxy.addRule({ method: 'GET', path: jobPath('target'), times: 1, fault: { kind: 'status', code: 429, retryAfterSeconds: 2 } })
+      const e = await rejectionOf(rest.request('GET', jobPath('target')))
+      expect(e).toBeInstanceOf(ApiError)
+      expect(statusCode(e)).toBe(429)
+      expect(retryAfterMs(e)).toBe(2000)
+      expect(JSON.parse((e as ApiError).body)).toMatchObject({ kind: 'Status', reason: 'TooManyRequests', code: 429 })
+      // The positive control: the next request is answered, as plain JSON.
+      await expect(rest.request('GET', jobPath('target'))).resolves.toMatchObject({ metadata: { name: 'target', namespace: ns } })
+      const missing = await rejectionOf(rest.request('GET', jobPath('no-such-job')))
+      expect(statusCode(missing)).toBe(404)
+      expect(apiErrorMessage(missing)).toBe('jobs.batch "no-such-job" not found')
+    } finally {
+      await rest.close()
+    }
   })
 
   test('429 with Retry-After: kubectl (client-go) waits as told and retries, so it succeeds on the second request', async () => {

@@ -1,10 +1,5 @@
 #!/usr/bin/env node
-// The job-sweeper command (package.json bin). The bundled engine (client-node, undici) needs
-// Node.js 22.19 or newer and fails obscurely while loading on older ones, so this plain file,
-// copied next to the bundle by `npm run bundle`, checks the version before loading it.
-const [major, minor] = process.versions.node.split('.').map(Number)
-if (major < 22 || (major === 22 && minor < 19)) {
-  process.stderr.write(`job-sweeper needs Node.js 22.19 or newer; this is ${process.version}\n`)
-  process.exit(1)
-}
-await import('./index.js')
+import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);
+var a=Object.create;var i=Object.defineProperty;var u=Object.getOwnPropertyDescriptor;var x=Object.getOwnPropertyNames;var w=Object.getPrototypeOf,g=Object.prototype.hasOwnProperty;var v=(e=>typeof require<"u"?require:typeof Proxy<"u"?new Proxy(e,{get:(r,o)=>(typeof require<"u"?require:r)[o]}):e)(function(e){if(typeof require<"u")return require.apply(this,arguments);throw Error('Dynamic require of "'+e+'" is not supported')});var E=(e,r)=>()=>{try{return r||e((r={exports:{}}).exports,r),r.exports}catch(o){throw r=0,o}};var N=(e,r,o,n)=>{if(r&&typeof r=="object"||typeof r=="function")for(let s of x(r))!g.call(e,s)&&s!==o&&i(e,s,{get:()=>r[s],enumerable:!(n=u(r,s))||n.enumerable});return e};var b=(e,r,o)=>(o=e!=null?a(w(e)):{},N(r||!e||!e.__esModule?i(o,"default",{value:e,enumerable:!0}):o,e));var p=E((k,t)=>{t.exports=v("node:worker_threads")});var c=b(p(),1),f=8;function m(e){let r=new c.Worker(e,{argv:process.argv.slice(2),resourceLimits:{maxYoungGenerationSizeMb:f}});r.on("error",o=>{process.stderr.write(`${o.stack??o.message}
+`),process.exitCode=1}),r.on("exit",o=>{process.exitCode||=o})}var[d,j]=process.versions.node.split(".").map(Number);d<22||d===22&&j<19?(process.stderr.write(`job-sweeper needs Node.js 22.19 or newer; this is ${process.version}
+`),process.exitCode=1):m(new URL("./index.js",import.meta.url));

@@ -9,26 +9,11 @@ import { PassThrough } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { AsyncLocalStorage } from 'node:async_hooks'
 import PQueue from 'p-queue'
-import {
-  BatchV1Api,
-  CoreV1Api,
-  KubeConfig,
-  Log,
-  Observable,
-  PatchStrategy,
-  Watch,
-  setHeaderOptions,
-  type ObservableMiddleware,
-  type V1Job,
-  type V1JobList,
-  type V1Lease,
-  type V1Pod,
-  type ConfigurationOptions,
-  type RequestContext
-} from '@kubernetes/client-node'
+import { KubeConfig, Log, Watch, type V1Job, type V1JobList, type V1Lease, type V1Pod } from '@kubernetes/client-node'
 import { apiErrorMessage, statusCode } from './errors.ts'
 import { FIELD_MANAGER, toJobRecord, type JobRecord } from './job-record.ts'
 import { KubeClusterObjects, type ClusterObjects, type DeleteResult, type Precondition } from './objects.ts'
+import { Rest, seg, type RestOptions } from './rest.ts'
 import { ClusterUnreachable, DEFAULT_RETRY, isTransient, withRetry, type RetryPolicy } from './retry.ts'
 
 export type { ClusterObjects, DeleteResult, Precondition } from './objects.ts'
@@ -90,7 +75,12 @@ export interface JobsClient extends ClusterObjects {
   readonly requests: number
 }
 
-// The deadline of the attempt in progress, for the middleware that hands it to fetch.
+const jobsPath = (namespace: string): string => `/apis/batch/v1/namespaces/${seg(namespace)}/jobs`
+const MERGE_PATCH = 'application/merge-patch+json'
+/** Server-side apply, as Helm 4 sends it (the body is JSON, which is YAML too). */
+const APPLY_PATCH = 'application/apply-patch+yaml'
+
+// The deadline of the attempt in progress, for send() to hand to the request.
 const attemptSignal = new AsyncLocalStorage<AbortSignal>()
 
 /** Tuning of the client: how many Jobs one list page holds, request rate, timeouts, retries. */
@@ -116,15 +106,11 @@ export const DEFAULT_CLIENT_OPTIONS: ClientOptions = {
 
 export class KubeJobsClient implements JobsClient {
   readonly defaultNamespace: string
-  private readonly batch: BatchV1Api
-  private readonly core: CoreV1Api
+  private readonly rest: Rest
   private readonly watcher: Watch
   private readonly logs: Log
   private readonly options: ClientOptions
   private readonly limiter: PQueue
-  private pool: ReturnType<RequestContext['getDispatcher']>
-  private readonly perRequest: ConfigurationOptions<ObservableMiddleware>
-  private readonly applyOptions: ConfigurationOptions<ObservableMiddleware>
   private readonly objects: ClusterObjects
   private sent = 0
   /** When the API server last answered a request (other than 429 or 5xx), or started a log stream. */
@@ -134,39 +120,15 @@ export class KubeJobsClient implements JobsClient {
 
   constructor(kc: KubeConfig, options: Partial<ClientOptions> = {}) {
     this.options = { ...DEFAULT_CLIENT_OPTIONS, ...options }
-    this.batch = kc.makeApiClient(BatchV1Api)
-    this.core = kc.makeApiClient(CoreV1Api)
+    this.rest = new Rest(kc)
     this.watcher = new Watch(kc)
     this.logs = new Log(kc)
     this.defaultNamespace = kc.getContextObject(kc.getCurrentContext())?.namespace || 'default'
     this.limiter = new PQueue({ intervalCap: this.options.requestsPerSecond, interval: 1000 })
-    const timeoutMs = this.options.requestTimeoutMs
-    this.perRequest = {
-      middleware: [
-        {
-          pre: (ctx) => {
-            this.sent++
-            // client-node makes a new connection pool (an undici Agent) for every request, so each
-            // request opened its own TLS connection: a handshake per request, and about 0.4 MB of
-            // memory per request that was not freed before the run ended (228 MB for 300 deletes).
-            // The pools are alike (the kubeconfig's TLS settings), so the first serves them all.
-            const pool = ctx.getDispatcher()
-            if (pool) ctx.setDispatcher((this.pool ??= pool))
-            // The attempt's own signal (see call()); AbortSignal.timeout() only outside call().
-            ctx.setSignal(attemptSignal.getStore() ?? AbortSignal.timeout(timeoutMs))
-            return new Observable(Promise.resolve(ctx))
-          },
-          post: (response) => {
-            // A server that only says 429 or 5xx is not serving: that is no answer.
-            if (response.httpStatusCode < 500 && response.httpStatusCode !== 429) this.answeredAt = Date.now()
-            return new Observable(Promise.resolve(response))
-          }
-        }
-      ],
-      middlewareMergeStrategy: 'append'
-    }
-    this.applyOptions = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply, this.perRequest)
-    this.objects = new KubeClusterObjects(kc, (what, attempt) => this.call(what, attempt), this.perRequest)
+    this.objects = new KubeClusterObjects(
+      (what, attempt) => this.call(what, attempt),
+      (method, path, options) => this.send(method, path, options)
+    )
   }
 
   get requests(): number {
@@ -178,10 +140,24 @@ export class KubeJobsClient implements JobsClient {
    * at its deadline leaves its connection attempt to a server that accepts and never answers, and
    * that socket alone kept the process from exiting for minutes after the run had ended.
    */
-  async close(): Promise<void> {
-    const pool = this.pool as { destroy?: () => Promise<void> } | undefined
-    this.pool = undefined
-    await pool?.destroy?.().catch(() => undefined)
+  close(): Promise<void> {
+    return this.rest.close()
+  }
+
+  /** One request, counted, with the deadline of the attempt in progress (see call()). */
+  private async send<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, options: RestOptions = {}): Promise<T> {
+    this.sent++
+    const signal = attemptSignal.getStore() ?? AbortSignal.timeout(this.options.requestTimeoutMs)
+    try {
+      const answer = await this.rest.request<T>(method, path, { ...options, signal })
+      this.answeredAt = Date.now()
+      return answer
+    } catch (e) {
+      // A server that only says 429 or 5xx is not serving: that is no answer.
+      const code = statusCode(e)
+      if (code !== undefined && code < 500 && code !== 429) this.answeredAt = Date.now()
+      throw e
+    }
   }
 
   /**
@@ -226,22 +202,23 @@ export class KubeJobsClient implements JobsClient {
     do {
       const limit = this.options.pageSize
       const page: V1JobList = await this.call(`list Jobs in ${where}`, () =>
-        namespace === undefined
-          ? this.batch.listJobForAllNamespaces({ labelSelector, limit, _continue }, this.perRequest)
-          : this.batch.listNamespacedJob({ namespace, labelSelector, limit, _continue }, this.perRequest)
+        this.send<V1JobList>('GET', namespace === undefined ? '/apis/batch/v1/jobs' : jobsPath(namespace), {
+          query: { labelSelector, limit, continue: _continue }
+        })
       )
       // Each page is trimmed before the next arrives: memory stays in proportion to what is kept.
       for (const job of page.items) jobs.push(toJobRecord(job))
       // Every page of one list is the same snapshot: the first page's resourceVersion is the list's.
       resourceVersion ||= page.metadata?.resourceVersion ?? ''
-      _continue = page.metadata?._continue || undefined
+      // Plain JSON: the field is `continue` (client-node's model renames it `_continue`).
+      _continue = (page.metadata as { continue?: string } | undefined)?.continue || undefined
     } while (_continue)
     return { jobs, resourceVersion }
   }
 
   async getJob(namespace: string, name: string): Promise<V1Job | undefined> {
     try {
-      return await this.call(`read Job ${namespace}/${name}`, () => this.batch.readNamespacedJob({ name, namespace }, this.perRequest))
+      return await this.call(`read Job ${namespace}/${name}`, () => this.send<V1Job>('GET', `${jobsPath(namespace)}/${seg(name)}`))
     } catch (e) {
       if (statusCode(e) === 404) return undefined
       throw e
@@ -254,10 +231,7 @@ export class KubeJobsClient implements JobsClient {
     try {
       await this.call(`delete Job ${namespace}/${name}`, async () => {
         try {
-          return await this.batch.deleteNamespacedJob(
-            { name, namespace, body: { preconditions: precondition, propagationPolicy: propagation } },
-            this.perRequest
-          )
+          return await this.send('DELETE', `${jobsPath(namespace)}/${seg(name)}`, { body: { preconditions: precondition, propagationPolicy: propagation } })
         } catch (e) {
           if (statusCode(e) === undefined) answerLost = true
           throw e
@@ -283,11 +257,9 @@ export class KubeJobsClient implements JobsClient {
     // The uid (and resourceVersion) in a merge patch are preconditions: the API server refuses
     // the patch (409) if the Job is another one by now, or changed since it was read.
     const body = { ...patch, metadata: { ...(patch as { metadata?: object }).metadata, ...precondition } }
-    // Without the header client-node sends a JSON Patch (a list of operations), not a merge patch.
-    const options = setHeaderOptions('Content-Type', PatchStrategy.MergePatch, this.perRequest)
     try {
       const patched = await this.call(`patch Job ${namespace}/${name}`, () =>
-        this.batch.patchNamespacedJob({ name, namespace, body, fieldManager: FIELD_MANAGER }, options)
+        this.send<V1Job>('PATCH', `${jobsPath(namespace)}/${seg(name)}`, { body, contentType: MERGE_PATCH, query: { fieldManager: FIELD_MANAGER } })
       )
       return toJobRecord(patched)
     } catch (e) {
@@ -300,10 +272,11 @@ export class KubeJobsClient implements JobsClient {
   async dryRunJob(namespace: string, job: V1Job, method: DryRunMethod): Promise<DryRunAnswer> {
     const name = job.metadata?.name ?? ''
     // The apply goes as Helm's (its manager, its force), so it meets the conflicts the upgrade will.
+    const path = `${jobsPath(namespace)}/${seg(name)}`
     const [verb, send] =
       method === 'replace'
-        ? ['replace', () => this.batch.replaceNamespacedJob({ name, namespace, body: job, dryRun: 'All', fieldManager: FIELD_MANAGER }, this.perRequest)]
-        : ['apply', () => this.batch.patchNamespacedJob({ name, namespace, body: job, dryRun: 'All', ...method.apply }, this.applyOptions)]
+        ? ['replace', () => this.send('PUT', path, { body: job, query: { dryRun: 'All', fieldManager: FIELD_MANAGER } })]
+        : ['apply', () => this.send('PATCH', path, { body: job, contentType: APPLY_PATCH, query: { dryRun: 'All', ...method.apply } })]
     return this.call(`dry-run ${verb} Job ${namespace}/${name}`, async (): Promise<DryRunAnswer> => {
       try {
         await send()
@@ -329,7 +302,9 @@ export class KubeJobsClient implements JobsClient {
 
   async listPodsOfJob(namespace: string, jobUid: string): Promise<V1Pod[]> {
     const list = (labelSelector: string): Promise<V1Pod[]> =>
-      this.call(`list the pods of Job uid ${jobUid}`, () => this.core.listNamespacedPod({ namespace, labelSelector }, this.perRequest)).then((l) => l.items)
+      this.call(`list the pods of Job uid ${jobUid}`, () =>
+        this.send<{ items: V1Pod[] }>('GET', `/api/v1/namespaces/${seg(namespace)}/pods`, { query: { labelSelector } })
+      ).then((l) => l.items ?? [])
     const pods = await list(`batch.kubernetes.io/controller-uid=${jobUid}`)
     // Jobs created before Kubernetes 1.27 label their pods with the legacy key only.
     return pods.length > 0 ? pods : list(`controller-uid=${jobUid}`)
@@ -386,26 +361,22 @@ export class KubeJobsClient implements JobsClient {
     const name = `${job.metadata?.name}.${job.metadata?.uid}.${event.reason.toLowerCase()}`
     try {
       await this.call(`record an Event on Job ${namespace}/${job.metadata?.name}`, () =>
-        this.core.createNamespacedEvent(
-          {
-            namespace,
-            fieldManager: FIELD_MANAGER,
-            body: {
-              metadata: { name, namespace },
-              involvedObject: { apiVersion: 'batch/v1', kind: 'Job', name: job.metadata?.name, namespace, uid: job.metadata?.uid },
-              reason: event.reason,
-              message: event.message,
-              type: event.type,
-              source: { component: FIELD_MANAGER },
-              reportingComponent: FIELD_MANAGER,
-              reportingInstance: FIELD_MANAGER,
-              firstTimestamp: now,
-              lastTimestamp: now,
-              count: 1
-            }
-          },
-          this.perRequest
-        )
+        this.send('POST', `/api/v1/namespaces/${seg(namespace)}/events`, {
+          query: { fieldManager: FIELD_MANAGER },
+          body: {
+            metadata: { name, namespace },
+            involvedObject: { apiVersion: 'batch/v1', kind: 'Job', name: job.metadata?.name, namespace, uid: job.metadata?.uid },
+            reason: event.reason,
+            message: event.message,
+            type: event.type,
+            source: { component: FIELD_MANAGER },
+            reportingComponent: FIELD_MANAGER,
+            reportingInstance: FIELD_MANAGER,
+            firstTimestamp: now,
+            lastTimestamp: now,
+            count: 1
+          }
+        })
       )
     } catch (e) {
       if (statusCode(e) !== 409) throw e

@@ -8,7 +8,7 @@
 // a resourceVersion precondition, so a Lease someone else took over is never deleted.
 import { createHash } from 'node:crypto'
 import { hostname } from 'node:os'
-import { V1MicroTime, type V1Lease } from '@kubernetes/client-node'
+import type { V1Lease, V1MicroTime } from '@kubernetes/client-node'
 import { formatDuration } from '../settings/duration.ts'
 import type { Scope } from '../settings/settings.ts'
 import type { ClusterObjects } from './objects.ts'
@@ -50,6 +50,9 @@ export function runIdentity(env: NodeJS.ProcessEnv, runUrl?: string): string {
   const self = `${hostname()}-${process.pid}`
   return url ? `${url}#${self}` : self
 }
+
+/** Now as a MicroTime: RFC 3339 with six fractional digits, as the API server writes one. */
+const microTime = (): V1MicroTime => new Date().toISOString().replace(/Z$/, '000Z') as unknown as V1MicroTime
 
 /** The Lease's time to live is over: its holder stopped renewing it (it died, or lost the network). */
 export function isExpired(lease: V1Lease, now: Date): boolean {
@@ -105,7 +108,7 @@ export class HeldLease {
     if (this.lost) return
     const { client, namespace, holder } = this.request
     try {
-      const renewed = await client.replaceLease(namespace, { ...this.lease, spec: { ...this.lease.spec, renewTime: new V1MicroTime() } })
+      const renewed = await client.replaceLease(namespace, { ...this.lease, spec: { ...this.lease.spec, renewTime: microTime() } })
       if (typeof renewed !== 'string') {
         this.lease = renewed
         return
@@ -142,7 +145,7 @@ export class HeldLease {
 
 /** The Lease as this run writes it when it takes it: fresh, or over `current`. */
 function claim(request: LeaseRequest, current?: V1Lease): V1Lease {
-  const now = new V1MicroTime()
+  const now = microTime()
   const transitions = current?.spec?.leaseTransitions ?? 0
   const changesHands = current !== undefined && current.spec?.holderIdentity !== request.holder
   return {

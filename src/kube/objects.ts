@@ -1,17 +1,10 @@
 // The few objects beside Jobs that job-sweeper reads or writes: the namespace it works in, Helm's
 // release records (metadata only) and its own coordination.k8s.io Leases. A part of the client
 // (client.ts delegates here), through the same rate limiter and retries.
-import {
-  CoordinationV1Api,
-  CoreV1Api,
-  setHeaderOptions,
-  type ConfigurationOptions,
-  type KubeConfig,
-  type ObservableMiddleware,
-  type V1Lease
-} from '@kubernetes/client-node'
+import type { V1Lease } from '@kubernetes/client-node'
 import { statusCode } from './errors.ts'
 import { FIELD_MANAGER } from './job-record.ts'
+import { seg, type RestOptions } from './rest.ts'
 
 /** Result of a delete with preconditions: `conflict` means the object changed (or was replaced) since it was read. */
 export type DeleteResult = 'deleted' | 'gone' | 'conflict'
@@ -40,26 +33,26 @@ export interface ClusterObjects {
 
 /** One API call of the client: rate-limited and retried while transient. */
 export type Call = <T>(what: string, attempt: (retries: number) => Promise<T>) => Promise<T>
+/** One request (one attempt) to the API server: the parsed JSON answer, or an ApiError. */
+export type Send = <T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, options?: RestOptions) => Promise<T>
 
 /** Helm stores releases this way (the `owner=helm` label); metadata-only lists of them. */
 const METADATA_ONLY = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1'
 
-export class KubeClusterObjects implements ClusterObjects {
-  private readonly core: CoreV1Api
-  private readonly coordination: CoordinationV1Api
-  private readonly call: Call
-  private readonly perRequest: ConfigurationOptions<ObservableMiddleware>
+const leases = (namespace: string): string => `/apis/coordination.k8s.io/v1/namespaces/${seg(namespace)}/leases`
 
-  constructor(kc: KubeConfig, call: Call, perRequest: ConfigurationOptions<ObservableMiddleware>) {
-    this.core = kc.makeApiClient(CoreV1Api)
-    this.coordination = kc.makeApiClient(CoordinationV1Api)
+export class KubeClusterObjects implements ClusterObjects {
+  private readonly call: Call
+  private readonly send: Send
+
+  constructor(call: Call, send: Send) {
     this.call = call
-    this.perRequest = perRequest
+    this.send = send
   }
 
   async namespaceExists(name: string): Promise<boolean> {
     try {
-      await this.call(`read namespace ${name}`, () => this.core.readNamespace({ name }, this.perRequest))
+      await this.call(`read namespace ${name}`, () => this.send('GET', `/api/v1/namespaces/${seg(name)}`))
       return true
     } catch (e) {
       if (statusCode(e) === 404) return false
@@ -68,12 +61,13 @@ export class KubeClusterObjects implements ClusterObjects {
   }
 
   async hasHelmRecord(namespace: string, release: string, kind: 'Secret' | 'ConfigMap'): Promise<boolean> {
-    // The API server answers with PartialObjectMetadata, so no Secret's data ever reaches this
-    // process; client-node parses it as a list of Secrets (or ConfigMaps) that hold metadata only.
-    const options = setHeaderOptions('Accept', METADATA_ONLY, this.perRequest)
-    const request = { namespace, labelSelector: `owner=helm,name=${release}`, limit: 1 }
+    // The API server answers with PartialObjectMetadata, so no Secret's data ever reaches this process.
+    const resource = kind === 'Secret' ? 'secrets' : 'configmaps'
     const list = await this.call(`list Helm's ${kind}s of release ${release} in ${namespace}`, () =>
-      kind === 'Secret' ? this.core.listNamespacedSecret(request, options) : this.core.listNamespacedConfigMap(request, options)
+      this.send<{ items?: unknown[] | null }>('GET', `/api/v1/namespaces/${seg(namespace)}/${resource}`, {
+        query: { labelSelector: `owner=helm,name=${release}`, limit: 1 },
+        accept: METADATA_ONLY
+      })
     )
     // An empty metadata-only list comes with `items: null`.
     return (list.items ?? []).length > 0
@@ -81,7 +75,7 @@ export class KubeClusterObjects implements ClusterObjects {
 
   async getLease(namespace: string, name: string): Promise<V1Lease | undefined> {
     try {
-      return await this.call(`read Lease ${namespace}/${name}`, () => this.coordination.readNamespacedLease({ name, namespace }, this.perRequest))
+      return await this.call(`read Lease ${namespace}/${name}`, () => this.send<V1Lease>('GET', `${leases(namespace)}/${seg(name)}`))
     } catch (e) {
       if (statusCode(e) === 404) return undefined
       throw e
@@ -91,7 +85,7 @@ export class KubeClusterObjects implements ClusterObjects {
   async createLease(namespace: string, lease: V1Lease): Promise<V1Lease | 'exists'> {
     try {
       return await this.call(`create Lease ${namespace}/${lease.metadata?.name}`, () =>
-        this.coordination.createNamespacedLease({ namespace, body: lease, fieldManager: FIELD_MANAGER }, this.perRequest)
+        this.send<V1Lease>('POST', leases(namespace), { body: lease, query: { fieldManager: FIELD_MANAGER } })
       )
     } catch (e) {
       if (statusCode(e) === 409) return 'exists'
@@ -104,7 +98,7 @@ export class KubeClusterObjects implements ClusterObjects {
     try {
       // The body's resourceVersion makes this a compare-and-swap: 409 when anyone wrote it since.
       return await this.call(`update Lease ${namespace}/${name}`, () =>
-        this.coordination.replaceNamespacedLease({ name, namespace, body: lease, fieldManager: FIELD_MANAGER }, this.perRequest)
+        this.send<V1Lease>('PUT', `${leases(namespace)}/${seg(name)}`, { body: lease, query: { fieldManager: FIELD_MANAGER } })
       )
     } catch (e) {
       if (statusCode(e) === 409) return 'conflict'
@@ -116,7 +110,7 @@ export class KubeClusterObjects implements ClusterObjects {
   async deleteLease(namespace: string, name: string, precondition: Precondition): Promise<DeleteResult> {
     try {
       await this.call(`delete Lease ${namespace}/${name}`, () =>
-        this.coordination.deleteNamespacedLease({ name, namespace, body: { preconditions: precondition } }, this.perRequest)
+        this.send('DELETE', `${leases(namespace)}/${seg(name)}`, { body: { preconditions: precondition } })
       )
       return 'deleted'
     } catch (e) {

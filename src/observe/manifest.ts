@@ -1,10 +1,13 @@
 // Rendered manifests (helm template output, or any multi-document YAML): the Jobs they name, and
 // whether a live Job's pod template differs from the rendered one.
-import { loadAllYaml, type V1Job } from '@kubernetes/client-node'
+import type { V1Job } from '@kubernetes/client-node'
+import { loadAll } from 'js-yaml'
 
 /** The batch/v1 Jobs in a multi-document YAML text. */
 export function renderedJobs(text: string): V1Job[] {
-  return loadAllYaml(text).filter((doc): doc is V1Job => {
+  // Plain objects, as the API server's answers are here (client-node's loadAllYaml would copy each
+  // into its model classes, dropping any field they do not know).
+  return loadAll(text).filter((doc): doc is V1Job => {
     const d = doc as { apiVersion?: string; kind?: string; metadata?: { name?: string } } | null
     return d?.kind === 'Job' && d.apiVersion === 'batch/v1' && typeof d.metadata?.name === 'string'
   })
