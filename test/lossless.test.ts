@@ -151,6 +151,19 @@ test('a log longer than max-log-bytes is cut there, with a marker, and the summa
   await expectPrunedOnce(ns, [name])
 })
 
+test('a log of exactly max-log-bytes is saved whole, without a marker (beside the cut one above)', async () => {
+  const name = `${release}-migrate`
+  const { pod, log } = await failedReleaseJob(name)
+  const size = Buffer.byteLength(log)
+  const dir = logsDir()
+  const run = await runAction({ release, namespace: ns, 'logs-dir': dir, 'max-log-bytes': String(size) })
+  expectNoStackTrace(run)
+  expect(run.code).toBe(0)
+  expect(readFileSync(join(dir, ns, name, pod, 'main.log'), 'utf8')).toBe(log)
+  expect(run.summary).not.toContain('cut at max-log-bytes')
+  await expectPrunedOnce(ns, [name])
+})
+
 test('post, failure-grace 0: a failed Job’s logs are on disk before its TTL is set', async () => {
   const name = `${release}-migrate`
   const { pod, log } = await failedReleaseJob(name)

@@ -1,79 +1,32 @@
-// The narrow interface job-sweeper needs from Kubernetes, and its one real implementation over
-// @kubernetes/client-node. Everything above this file takes JobsClient, not the library.
+// The one real implementation of JobsClient (jobs-client.ts): plain JSON requests (rest.ts) over
+// @kubernetes/client-node's KubeConfig, and its Watch and Log.
 //
 // Every request goes through one rate limiter and is retried when the failure is transient
 // (retry.ts); every write names the field manager `job-sweeper`, so server-side apply (Helm 4)
 // sees exactly which fields are ours.
-import { createWriteStream } from 'node:fs'
-import { PassThrough } from 'node:stream'
-import { pipeline } from 'node:stream/promises'
 import { AsyncLocalStorage } from 'node:async_hooks'
 import PQueue from 'p-queue'
 import { KubeConfig, Log, Watch, type V1Job, type V1JobList, type V1Lease, type V1Pod } from '@kubernetes/client-node'
 import { apiErrorMessage, statusCode } from './errors.ts'
 import { FIELD_MANAGER, toJobRecord, type JobRecord } from './job-record.ts'
-import { KubeClusterObjects, type ClusterObjects, type DeleteResult, type Precondition } from './objects.ts'
+import type {
+  DeleteResult,
+  DryRunAnswer,
+  DryRunMethod,
+  JobEvent,
+  JobListing,
+  JobsClient,
+  Precondition,
+  Propagation,
+  SavedLog,
+  WatchHandler
+} from './jobs-client.ts'
+import { KubeClusterObjects, type ClusterObjects } from './objects.ts'
+import { streamLog } from './log-stream.ts'
 import { Rest, seg, type RestOptions } from './rest.ts'
 import { ClusterUnreachable, DEFAULT_RETRY, isTransient, withRetry, type RetryPolicy } from './retry.ts'
 
-export type { ClusterObjects, DeleteResult, Precondition } from './objects.ts'
-
-/** Background: the Job goes at once, the garbage collector removes its pods. Foreground: its pods go first. */
-export type Propagation = 'Background' | 'Foreground'
-
-/** An event job-sweeper records about a Job it acted on. */
-export interface JobEvent {
-  reason: string
-  message: string
-  type: 'Normal' | 'Warning'
-}
-
-/** How a rendered Job is tried on the live one: as Helm 4 upgrades (server-side apply), or a replace. */
-export type DryRunMethod = { apply: { fieldManager: string; force: boolean } } | 'replace'
-/** A dry run's answer: accepted, or refused with the HTTP status and the API server's message. */
-export type DryRunAnswer = { accepted: true } | { accepted: false; status: number; message: string }
-
-/** A list of Jobs and the resourceVersion a watch continues from. */
-export interface JobListing {
-  jobs: JobRecord[]
-  resourceVersion: string
-}
-
-/** One event of a watch: ADDED, MODIFIED, DELETED, BOOKMARK or ERROR (then `object` is a Status). */
-export type WatchHandler = (type: string, object: Record<string, unknown>) => void
-
-/** What one saved container log came to. */
-export interface SavedLog {
-  bytes: number
-  /** The log reached the byte limit: the file holds its first `limit` bytes only. */
-  truncated: boolean
-}
-
-/** Jobs, and (ClusterObjects) the namespace, Helm's release records and job-sweeper's Leases. */
-export interface JobsClient extends ClusterObjects {
-  /** The namespace used when Settings names none: the context's, else `default`. */
-  readonly defaultNamespace: string
-  /** Jobs in `namespace` (every namespace when undefined) matching the label selector, paginated. */
-  listJobs(namespace: string | undefined, labelSelector?: string): Promise<JobListing>
-  /** The whole Job, or undefined when it does not exist. */
-  getJob(namespace: string, name: string): Promise<V1Job | undefined>
-  /** Deletes the Job if it still matches `precondition`. */
-  deleteJob(namespace: string, name: string, precondition: Precondition, propagation: Propagation): Promise<DeleteResult>
-  /** JSON merge patch of the Job if it still matches `precondition`; `gone` or `conflict` otherwise. */
-  patchJob(namespace: string, name: string, precondition: Precondition, patch: object): Promise<JobRecord | 'gone' | 'conflict'>
-  /** Server-side dry run of `job` over the live Job, by `method`; network failures throw, API refusals are answers. */
-  dryRunJob(namespace: string, job: V1Job, method: DryRunMethod): Promise<DryRunAnswer>
-  /** Starts a watch of the namespace's Jobs from `resourceVersion`, with bookmarks; `done` gets how it ended. */
-  watchJobs(namespace: string, resourceVersion: string, handler: WatchHandler, done: (error: unknown) => void): Promise<{ abort(): void }>
-  /** The pods the Job controller created for the Job with this UID. */
-  listPodsOfJob(namespace: string, jobUid: string): Promise<V1Pod[]>
-  /** Streams a container's log to `file` (created 0600); `previous` reads the restart before the current one. */
-  saveLog(namespace: string, pod: string, container: string, previous: boolean, limitBytes: number, file: string): Promise<SavedLog>
-  /** Records a Kubernetes Event on the Job, once per Job and reason, so `kubectl get events` explains what happened. */
-  recordEvent(job: JobRecord, event: JobEvent): Promise<void>
-  /** API requests sent so far (each attempt counts), for the benchmark. */
-  readonly requests: number
-}
+export type * from './jobs-client.ts'
 
 const jobsPath = (namespace: string): string => `/apis/batch/v1/namespaces/${seg(namespace)}/jobs`
 const MERGE_PATCH = 'application/merge-patch+json'
@@ -312,44 +265,11 @@ export class KubeJobsClient implements JobsClient {
 
   saveLog(namespace: string, pod: string, container: string, previous: boolean, limitBytes: number, file: string): Promise<SavedLog> {
     // Each attempt writes the file anew: a retried read never appends to a half-written one.
-    return this.call(`read the log of ${namespace}/${pod}/${container}`, async () => {
+    return this.call(`read the log of ${namespace}/${pod}/${container}`, () => {
       this.sent++
-      const counter = new PassThrough()
-      let bytes = 0
-      let stall: NodeJS.Timeout | undefined
-      let request: AbortController | undefined
-      const fail = (e: unknown): void => {
-        request?.abort()
-        counter.destroy(e instanceof Error ? e : new Error(String(e)))
-      }
-      const watchdog = (): void => {
-        clearTimeout(stall)
-        stall = setTimeout(
-          () => fail(Object.assign(new Error(`log stream sent nothing for ${this.options.logStallMs / 1000}s`), { name: 'TimeoutError' })),
-          this.options.logStallMs
-        )
-      }
-      counter.on('data', (chunk: Buffer) => {
-        bytes += chunk.length
-        watchdog()
-      })
-      // client-node pipes the response into `counter` but does not forward the response's errors:
-      // without this, a connection cut mid-log is an unhandled 'error' event that kills the process.
-      counter.on('pipe', (source) => source.once('error', fail))
-      const written = pipeline(counter, createWriteStream(file, { mode: 0o600 }))
-      watchdog()
-      try {
-        request = await this.logs.log(namespace, pod, container, counter, { previous, follow: false, limitBytes })
+      return streamLog(this.logs, { namespace, pod, container, previous, limitBytes, stallMs: this.options.logStallMs }, file, () => {
         this.answeredAt = Date.now()
-      } catch (e) {
-        fail(e)
-      }
-      try {
-        await written
-      } finally {
-        clearTimeout(stall)
-      }
-      return { bytes, truncated: bytes >= limitBytes }
+      })
     })
   }
 

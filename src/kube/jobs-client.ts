@@ -1,0 +1,64 @@
+// JobsClient: the narrow interface job-sweeper needs from Kubernetes. Everything above src/kube/
+// takes it, not the library; client.ts is its one real implementation.
+import type { V1Job, V1Pod } from '@kubernetes/client-node'
+import type { JobRecord } from './job-record.ts'
+import type { ClusterObjects, DeleteResult, Precondition } from './objects.ts'
+
+export type { ClusterObjects, DeleteResult, Precondition } from './objects.ts'
+
+/** Background: the Job goes at once, the garbage collector removes its pods. Foreground: its pods go first. */
+export type Propagation = 'Background' | 'Foreground'
+
+/** An event job-sweeper records about a Job it acted on. */
+export interface JobEvent {
+  reason: string
+  message: string
+  type: 'Normal' | 'Warning'
+}
+
+/** How a rendered Job is tried on the live one: as Helm 4 upgrades (server-side apply), or a replace. */
+export type DryRunMethod = { apply: { fieldManager: string; force: boolean } } | 'replace'
+/** A dry run's answer: accepted, or refused with the HTTP status and the API server's message. */
+export type DryRunAnswer = { accepted: true } | { accepted: false; status: number; message: string }
+
+/** A list of Jobs and the resourceVersion a watch continues from. */
+export interface JobListing {
+  jobs: JobRecord[]
+  resourceVersion: string
+}
+
+/** One event of a watch: ADDED, MODIFIED, DELETED, BOOKMARK or ERROR (then `object` is a Status). */
+export type WatchHandler = (type: string, object: Record<string, unknown>) => void
+
+/** What one saved container log came to. */
+export interface SavedLog {
+  bytes: number
+  /** The log reached the byte limit: the file holds its first `limit` bytes only. */
+  truncated: boolean
+}
+
+/** Jobs, and (ClusterObjects) the namespace, Helm's release records and job-sweeper's Leases. */
+export interface JobsClient extends ClusterObjects {
+  /** The namespace used when Settings names none: the context's, else `default`. */
+  readonly defaultNamespace: string
+  /** Jobs in `namespace` (every namespace when undefined) matching the label selector, paginated. */
+  listJobs(namespace: string | undefined, labelSelector?: string): Promise<JobListing>
+  /** The whole Job, or undefined when it does not exist. */
+  getJob(namespace: string, name: string): Promise<V1Job | undefined>
+  /** Deletes the Job if it still matches `precondition`. */
+  deleteJob(namespace: string, name: string, precondition: Precondition, propagation: Propagation): Promise<DeleteResult>
+  /** JSON merge patch of the Job if it still matches `precondition`; `gone` or `conflict` otherwise. */
+  patchJob(namespace: string, name: string, precondition: Precondition, patch: object): Promise<JobRecord | 'gone' | 'conflict'>
+  /** Server-side dry run of `job` over the live Job, by `method`; network failures throw, API refusals are answers. */
+  dryRunJob(namespace: string, job: V1Job, method: DryRunMethod): Promise<DryRunAnswer>
+  /** Starts a watch of the namespace's Jobs from `resourceVersion`, with bookmarks; `done` gets how it ended. */
+  watchJobs(namespace: string, resourceVersion: string, handler: WatchHandler, done: (error: unknown) => void): Promise<{ abort(): void }>
+  /** The pods the Job controller created for the Job with this UID. */
+  listPodsOfJob(namespace: string, jobUid: string): Promise<V1Pod[]>
+  /** Streams a container's log to `file` (created 0600); `previous` reads the restart before the current one. */
+  saveLog(namespace: string, pod: string, container: string, previous: boolean, limitBytes: number, file: string): Promise<SavedLog>
+  /** Records a Kubernetes Event on the Job, once per Job and reason, so `kubectl get events` explains what happened. */
+  recordEvent(job: JobRecord, event: JobEvent): Promise<void>
+  /** API requests sent so far (each attempt counts), for the benchmark. */
+  readonly requests: number
+}
