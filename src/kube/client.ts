@@ -23,7 +23,7 @@ import type {
 } from './jobs-client.ts'
 import { KubeClusterObjects, type ClusterObjects } from './objects.ts'
 import { streamLog } from './log-stream.ts'
-import { Rest, seg, type RestOptions } from './rest.ts'
+import { Rest, seg, type Method, type RestOptions } from './rest.ts'
 import { ClusterUnreachable, DEFAULT_RETRY, isTransient, withRetry, type RetryPolicy } from './retry.ts'
 
 export type * from './jobs-client.ts'
@@ -98,7 +98,7 @@ export class KubeJobsClient implements JobsClient {
   }
 
   /** One request, counted, with the deadline of the attempt in progress (see call()). */
-  private async send<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, options: RestOptions = {}): Promise<T> {
+  private async send<T>(method: Method, path: string, options: RestOptions = {}): Promise<T> {
     this.sent++
     const signal = attemptSignal.getStore() ?? AbortSignal.timeout(this.options.requestTimeoutMs)
     try {

@@ -4,7 +4,7 @@
 import type { V1Lease } from '@kubernetes/client-node'
 import { statusCode } from './errors.ts'
 import { FIELD_MANAGER } from './job-record.ts'
-import { seg, type RestOptions } from './rest.ts'
+import { seg, type Method, type RestOptions } from './rest.ts'
 
 /** Result of a delete with preconditions: `conflict` means the object changed (or was replaced) since it was read. */
 export type DeleteResult = 'deleted' | 'gone' | 'conflict'
@@ -34,7 +34,7 @@ export interface ClusterObjects {
 /** One API call of the client: rate-limited and retried while transient. */
 export type Call = <T>(what: string, attempt: (retries: number) => Promise<T>) => Promise<T>
 /** One request (one attempt) to the API server: the parsed JSON answer, or an ApiError. */
-export type Send = <T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, options?: RestOptions) => Promise<T>
+export type Send = <T>(method: Method, path: string, options?: RestOptions) => Promise<T>
 
 /** Helm stores releases this way (the `owner=helm` label); metadata-only lists of them. */
 const METADATA_ONLY = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1'

@@ -27,6 +27,9 @@ export class ApiError extends Error {
   }
 }
 
+/** The HTTP methods the engine's requests use. */
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
+
 /** What a request sends besides its method and path. */
 export interface RestOptions {
   query?: Record<string, string | number | boolean | undefined>
@@ -62,7 +65,7 @@ export class Rest {
   }
 
   /** Sends one request; resolves with the parsed JSON answer, rejects with ApiError on a 4xx/5xx. */
-  async request<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, options: RestOptions = {}): Promise<T> {
+  async request<T>(method: Method, path: string, options: RestOptions = {}): Promise<T> {
     const url = new URL(this.server + path)
     for (const [key, value] of Object.entries(options.query ?? {})) if (value !== undefined && value !== '') url.searchParams.set(key, String(value))
     // The credentials (a token, an exec plugin's, a client certificate) and TLS settings, as
