@@ -3,14 +3,14 @@
 // Shared by the action (main.ts) and the CLI (cli.ts); each passes its own way of printing.
 import { execute } from './execute/execute.ts'
 import type { ExecuteContext, RunResult } from './execute/outcome.ts'
-import { someNames } from './execute/progress.ts'
+import { NAMES_SHOWN, someNames } from './execute/progress.ts'
 import { KubeJobsClient, type JobsClient } from './kube/client.ts'
 import { loadKubeConfig } from './kube/kubeconfig.ts'
 import { takeLeases, leaseName, runIdentity, scopeKey } from './kube/lease.ts'
-import { observe, observeSweep, targetNamespace } from './observe/observe.ts'
+import { observe, observeSweep, sweepManifest, targetNamespace } from './observe/observe.ts'
 import { checkNamespaces, missingReleaseWarning } from './observe/preconditions.ts'
 import { planPrune, type Observed, type Plan, type PlannedJob } from './plan/plan.ts'
-import { planPost, planSweep } from './plan/retention.ts'
+import { planPost, sweepPlanner } from './plan/retention.ts'
 import { gitOpsWarnings } from './report/gitops.ts'
 import type { Phase, Settings } from './settings/settings.ts'
 
@@ -33,7 +33,7 @@ export interface RunOptions {
 async function observed(out: Console, what: string, look: () => Promise<Observed>): Promise<Observed> {
   return out.group('Observe', async () => {
     const o = await look()
-    out.info(`${o.jobs.length} Job(s) ${what} in ${o.namespace}`)
+    out.info(`${o.listed ?? o.jobs.length} Job(s) ${what} in ${o.namespace}`)
     return o
   })
 }
@@ -44,11 +44,16 @@ const PLAN_LINES = 50
 function showPlan(out: Console, jobs: PlannedJob[]): Promise<void> {
   return out.group(`Plan: ${jobs.length} Job(s) in scope`, async () => {
     for (const p of jobs.slice(0, PLAN_LINES)) out.info(`${p.action.padEnd(7)} ${p.namespace}/${p.name} (${p.status}): ${p.reason}`)
-    if (jobs.length > PLAN_LINES) {
-      const byAction = new Map<string, string[]>()
-      for (const p of jobs.slice(PLAN_LINES)) byAction.set(p.action, [...(byAction.get(p.action) ?? []), p.name])
-      for (const [action, names] of byAction) out.info(`${action.padEnd(7)} ${names.length} more: ${someNames(names)}`)
+    // Counted by action with the first few names: one pass, whatever the number of Jobs.
+    const byAction = new Map<string, { count: number; names: string[] }>()
+    for (let i = PLAN_LINES; i < jobs.length; i++) {
+      const { action, name } = jobs[i]
+      let entry = byAction.get(action)
+      if (!entry) byAction.set(action, (entry = { count: 0, names: [] }))
+      entry.count++
+      if (entry.names.length <= NAMES_SHOWN) entry.names.push(name)
     }
+    for (const [action, { count, names }] of byAction) out.info(`${action.padEnd(7)} ${count} more: ${someNames(names)}`)
   })
 }
 
@@ -110,9 +115,13 @@ async function observePlanExecute(phase: Phase, settings: Settings, client: Jobs
     case 'post':
       plan = planPost(await observed(out, what, () => observe(client, settings, warn, false)), settings, now)
       break
-    case 'sweep':
-      plan = planSweep(await observed(out, what, () => observeSweep(client, settings)), settings, now)
+    case 'sweep': {
+      // Planned page by page as the list arrives: a sweep of tens of thousands of Jobs holds the
+      // decisions, not the list (see sweepPlanner).
+      const planner = sweepPlanner({ namespace: '', jobs: [], manifest: sweepManifest(settings) }, settings, now)
+      plan = planner.plan(await observed(out, what, () => observeSweep(client, settings, (page) => planner.add(page))))
       break
+    }
   }
   const release = settings.scope.release
   const noRelease =

@@ -3,7 +3,8 @@
 import { formatDuration } from '../settings/duration.ts'
 
 const EVERY_MS = 15_000
-const NAMES_SHOWN = 3
+/** How many names a line shows before its ellipsis. */
+export const NAMES_SHOWN = 3
 
 /** "a, b, c …": the first few names of a set, and an ellipsis when there are more. */
 export function someNames(names: Iterable<string>): string {

@@ -147,7 +147,7 @@ export class KubeJobsClient implements JobsClient {
     }
   }
 
-  async listJobs(namespace: string | undefined, labelSelector?: string): Promise<JobListing> {
+  async listJobs(namespace: string | undefined, labelSelector?: string, onPage?: (jobs: JobRecord[]) => void): Promise<JobListing> {
     const jobs: JobRecord[] = []
     let _continue: string | undefined
     let resourceVersion = ''
@@ -160,7 +160,9 @@ export class KubeJobsClient implements JobsClient {
         })
       )
       // Each page is trimmed before the next arrives: memory stays in proportion to what is kept.
-      for (const job of page.items) jobs.push(toJobRecord(job))
+      const records = page.items.map(toJobRecord)
+      if (onPage) onPage(records)
+      else for (const job of records) jobs.push(job)
       // Every page of one list is the same snapshot: the first page's resourceVersion is the list's.
       resourceVersion ||= page.metadata?.resourceVersion ?? ''
       // Plain JSON: the field is `continue` (client-node's model renames it `_continue`).

@@ -41,8 +41,11 @@ export interface SavedLog {
 export interface JobsClient extends ClusterObjects {
   /** The namespace used when Settings names none: the context's, else `default`. */
   readonly defaultNamespace: string
-  /** Jobs in `namespace` (every namespace when undefined) matching the label selector, paginated. */
-  listJobs(namespace: string | undefined, labelSelector?: string): Promise<JobListing>
+  /**
+   * Jobs in `namespace` (every namespace when undefined) matching the label selector, paginated.
+   * With `onPage`, each page goes there as it arrives and the listing's `jobs` stays empty.
+   */
+  listJobs(namespace: string | undefined, labelSelector?: string, onPage?: (jobs: JobRecord[]) => void): Promise<JobListing>
   /** The whole Job, or undefined when it does not exist. */
   getJob(namespace: string, name: string): Promise<V1Job | undefined>
   /** Deletes the Job if it still matches `precondition`. */

@@ -1,5 +1,6 @@
 // Observe: read what the plan needs from the cluster (and the rendered manifest), change nothing.
 import type { JobsClient } from '../kube/client.ts'
+import type { JobRecord } from '../kube/job-record.ts'
 import type { ManifestDifference, Observed } from '../plan/plan.ts'
 import { INPUT, type Settings } from '../settings/settings.ts'
 import { compareWithRendered } from './compare.ts'
@@ -45,15 +46,35 @@ export async function observe(
   return { namespace, jobs, manifest, resourceVersions }
 }
 
-/** The sweep's candidates: every listed namespace (or all of them), paginated. */
-export async function observeSweep(client: JobsClient, settings: Settings): Promise<Observed> {
+/** The sweep's Jobs in scope by `manifest`: the rendered Jobs' names (undefined: no manifest). */
+export function sweepManifest(settings: Settings): Observed['manifest'] {
+  return settings.manifestJobs === undefined ? undefined : new Map(settings.manifestJobs.map((j) => [j.metadata?.name ?? '', undefined]))
+}
+
+/**
+ * The sweep's candidates: every listed namespace (or all of them), paginated. With `onPage`, each
+ * page goes there as it arrives (a planner that lets it go), `jobs` stays empty and `listed`
+ * counts them.
+ */
+export async function observeSweep(client: JobsClient, settings: Settings, onPage?: (jobs: JobRecord[]) => void): Promise<Observed> {
   const selector = settings.scope.selector
   const namespaces = settings.namespaces ?? [client.defaultNamespace]
+  let listed = 0
+  const page =
+    onPage &&
+    ((jobs: JobRecord[]): void => {
+      listed += jobs.length
+      onPage(jobs)
+    })
   const listings = settings.allNamespaces
-    ? [await client.listJobs(undefined, selector)]
-    : await Promise.all(namespaces.map((ns) => client.listJobs(ns, selector)))
+    ? [await client.listJobs(undefined, selector, page)]
+    : await Promise.all(namespaces.map((ns) => client.listJobs(ns, selector, page)))
   const jobs = listings.flatMap((l) => l.jobs)
-  const manifest = settings.manifestJobs === undefined ? undefined : new Map(settings.manifestJobs.map((j) => [j.metadata?.name ?? '', undefined]))
   // Sweeps never wait, so they need no resourceVersions to watch from.
-  return { namespace: settings.allNamespaces ? 'all namespaces' : namespaces.join(', '), jobs, manifest }
+  return {
+    namespace: settings.allNamespaces ? 'all namespaces' : namespaces.join(', '),
+    jobs,
+    manifest: sweepManifest(settings),
+    listed: onPage ? listed : jobs.length
+  }
 }

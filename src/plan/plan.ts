@@ -65,6 +65,8 @@ export interface Observed {
   manifest?: Map<string, ManifestDifference | undefined>
   /** Per namespace, the resourceVersion of the list: waits watch from there, missing nothing. */
   resourceVersions?: Record<string, string>
+  /** How many Jobs were listed, when they went to a planner page by page instead of into `jobs`. */
+  listed?: number
 }
 
 /** A phase's plan: what to do with each Job in scope, and how the executor goes about it. */
@@ -181,22 +183,62 @@ function planOne(job: JobRecord, observed: Observed, settings: Settings, now: Da
   return { ...decided, harvest: acts && shouldHarvest(settings.harvestLogs, decided.status) }
 }
 
+/** A Job the plan keeps, as little of it as the report needs: the rest of its record is let go. */
+function slim(p: PlannedJob): PlannedJob {
+  const { name, namespace, uid, resourceVersion } = p.job.metadata ?? {}
+  return { ...p, job: { metadata: { name, namespace, uid, resourceVersion } } }
+}
+
+/**
+ * Plans Jobs as they arrive, a list page at a time, so that a page's records can be let go before
+ * the next one comes: with `slimKept`, a Job the plan keeps holds only the few fields the report
+ * needs (a sweep over tens of thousands of Jobs keeps most of them). `plan()` once all are in.
+ */
+export class Planner {
+  private readonly jobs: PlannedJob[] = []
+  private readonly phase: Phase
+  private readonly observed: Observed
+  private readonly settings: Settings
+  private readonly now: Date
+  private readonly decide: (job: PlannedJob) => Decision
+  private readonly slimKept: boolean
+
+  constructor(phase: Phase, observed: Observed, settings: Settings, now: Date, decide: (job: PlannedJob) => Decision, slimKept = false) {
+    this.phase = phase
+    this.observed = observed
+    this.settings = settings
+    this.now = now
+    this.decide = decide
+    this.slimKept = slimKept
+  }
+
+  add(records: JobRecord[]): void {
+    for (const job of records) {
+      const planned = planOne(job, this.observed, this.settings, this.now, this.decide)
+      if (planned) this.jobs.push(this.slimKept && planned.action === 'keep' ? slim(planned) : planned)
+    }
+  }
+
+  /** The plan of every Job added, sorted by namespace and name; `listed` says where (and from which list) they came. */
+  plan(listed: Pick<Observed, 'namespace' | 'resourceVersions'> = this.observed): Plan {
+    const { observed, settings, decide, jobs } = this
+    jobs.sort((a, b) => a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name))
+    return {
+      phase: this.phase,
+      namespace: listed.namespace,
+      jobs,
+      resourceVersions: listed.resourceVersions ?? {},
+      awaitGone: this.phase === 'pre',
+      redecide: (job, at) => planOne(job, observed, settings, at, decide)
+    }
+  }
+}
+
 /** Plans every Job in scope, sorted by namespace and name, with `decide` for the phase. */
 export function makePlan(phase: Phase, observed: Observed, settings: Settings, now: Date, decide: (job: PlannedJob) => Decision): Plan {
-  const jobs: PlannedJob[] = []
-  for (const job of observed.jobs) {
-    const planned = planOne(job, observed, settings, now, decide)
-    if (planned) jobs.push(planned)
-  }
-  jobs.sort((a, b) => a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name))
-  return {
-    phase,
-    namespace: observed.namespace,
-    jobs,
-    resourceVersions: observed.resourceVersions ?? {},
-    awaitGone: phase === 'pre',
-    redecide: (job, at) => planOne(job, observed, settings, at, decide)
-  }
+  const planner = new Planner(phase, observed, settings, now, decide)
+  planner.add(observed.jobs)
+  return planner.plan()
 }
 
 /** Decides, for every Job in scope, what the pre phase does with it. */

@@ -4,7 +4,7 @@ import type { JobRecord } from '../kube/job-record.ts'
 import { formatDuration, parseDuration } from '../settings/duration.ts'
 import type { Settings } from '../settings/settings.ts'
 import { KeepLast } from './keep-last.ts'
-import { decidable, makePlan, type Decision, type Observed, type Plan, type PlannedJob } from './plan.ts'
+import { decidable, makePlan, Planner, type Decision, type Observed, type Plan, type PlannedJob } from './plan.ts'
 
 /** The project's annotation/label prefix: job-sweeper.io/. */
 export const ANNOTATION = {
@@ -144,14 +144,45 @@ function withKeepLast(p: PlannedJob, decision: Decision, keepLast: KeepLast | un
  * left. With keep-last, the N newest succeeded Jobs of each group are kept whatever their ttl.
  */
 export function planSweep(observed: Observed, settings: Settings, now: Date): Plan {
-  const keepLast = keepLastOf(observed, settings, false)
-  return makePlan('sweep', observed, settings, now, (p) => {
-    const decision = decideSweep(p, settings)
-    const verdict = keepLast?.verdict(p.job)
-    if (!verdict || verdict.standing === 'earlier-failure') return decision
-    if (verdict.standing === 'newest') return { ...decision, action: 'keep', reason: verdict.words }
-    return { ...decision, reason: `${verdict.words}; ${decision.reason}` }
-  })
+  const planner = sweepPlanner(observed, settings, now)
+  planner.add(observed.jobs)
+  return planner.plan(observed)
+}
+
+/** Plans a sweep page by page: add() each page of the list as it arrives, then plan(). */
+export interface SweepPlanner {
+  add(records: JobRecord[]): void
+  plan(listed: Pick<Observed, 'namespace' | 'resourceVersions'>): Plan
+}
+
+/**
+ * The sweep's planner. Without keep-last each Job is decided on its own, as its page arrives, and
+ * of a Job it keeps (most of them, in a cluster that needs a sweeper) only a few fields stay. With
+ * keep-last a Job's standing depends on the whole of its group, which may span every page: the
+ * records are held until the list has ended (their trimmed JobRecords: see kube/job-record.ts).
+ */
+export function sweepPlanner(frame: Observed, settings: Settings, now: Date): SweepPlanner {
+  if (settings.keepLast > 0) {
+    const records: JobRecord[] = []
+    return {
+      add: (page) => void records.push(...page),
+      plan: (listed) => {
+        const observed = { ...frame, jobs: records }
+        const keepLast = keepLastOf(observed, settings, false)
+        const plan = makePlan('sweep', observed, settings, now, (p) => withSweepKeepLast(p, decideSweep(p, settings), keepLast))
+        return { ...plan, namespace: listed.namespace, resourceVersions: listed.resourceVersions ?? {} }
+      }
+    }
+  }
+  const planner = new Planner('sweep', frame, settings, now, (p) => decideSweep(p, settings), true)
+  return { add: (page) => planner.add(page), plan: (listed) => planner.plan(listed) }
+}
+
+function withSweepKeepLast(p: PlannedJob, decision: Decision, keepLast: KeepLast | undefined): Decision {
+  const verdict = keepLast?.verdict(p.job)
+  if (!verdict || verdict.standing === 'earlier-failure') return decision
+  if (verdict.standing === 'newest') return { ...decision, action: 'keep', reason: verdict.words }
+  return { ...decision, reason: `${verdict.words}; ${decision.reason}` }
 }
 
 function decideSweep(p: PlannedJob, settings: Settings): Decision {
