@@ -1,15 +1,30 @@
 // The report file: every Job of the run with its outcome, as JSON in logs-dir, whatever the
 // number of Jobs (the summary and the outputs show only as many as fit).
-import { mkdir, writeFile } from 'node:fs/promises'
+import { mkdir, open } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { RunResult } from '../execute/outcome.ts'
 
-/** Writes <logs-dir>/job-sweeper-<phase>.json (0600) and returns its path. */
+// Jobs written per write: the file is never held whole in memory (tens of thousands of Jobs).
+const JOBS_PER_WRITE = 500
+
+/** Writes <logs-dir>/job-sweeper-<phase>.json (0600), one Job per line, and returns its path. */
 export async function writeReportFile(result: RunResult, logsDir: string): Promise<string> {
   await mkdir(logsDir, { recursive: true, mode: 0o700 })
   const file = join(logsDir, `job-sweeper-${result.phase}.json`)
-  const jobs = result.outcomes.map(({ logs, ...o }) => ({ ...o, logs: logs?.files.map((f) => f.file) }))
-  const report = { phase: result.phase, namespace: result.namespace, dryRun: result.dryRun, jobs, errors: result.errors, warnings: result.warnings }
-  await writeFile(file, `${JSON.stringify(report, null, 1)}\n`, { mode: 0o600 })
+  const handle = await open(file, 'w', 0o600)
+  try {
+    const head = { phase: result.phase, namespace: result.namespace, dryRun: result.dryRun }
+    await handle.write(`${JSON.stringify(head).slice(0, -1)},\n"jobs": [`)
+    const { outcomes } = result
+    for (let i = 0; i < outcomes.length; i += JOBS_PER_WRITE) {
+      const lines = outcomes
+        .slice(i, i + JOBS_PER_WRITE)
+        .map(({ logs, ...o }, j) => `${i + j > 0 ? ',' : ''}\n ${JSON.stringify({ ...o, logs: logs?.files.map((f) => f.file) })}`)
+      await handle.write(lines.join(''))
+    }
+    await handle.write(`\n],\n"errors": ${JSON.stringify(result.errors)},\n"warnings": ${JSON.stringify(result.warnings)}\n}\n`)
+  } finally {
+    await handle.close()
+  }
   return file
 }

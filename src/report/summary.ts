@@ -189,20 +189,17 @@ function problems(title: string, list: string[]): string[] {
   return ['', `### ${title}`, '', ...shown]
 }
 
-/** A list output as JSON of at most OUTPUT_BYTES: the first Jobs that fit. */
+/** A list output as JSON of at most OUTPUT_BYTES: the first Jobs that fit (never the whole list at once). */
 export function listOutput(jobs: OutputJob[]): string {
-  let json = JSON.stringify(jobs)
-  if (json.length <= OUTPUT_BYTES) return json
   const kept: string[] = []
   let size = 2
   for (const job of jobs) {
     const item = JSON.stringify(job)
-    if (size + item.length + 1 > OUTPUT_BYTES) break
+    if (size + item.length + (kept.length > 0 ? 1 : 0) > OUTPUT_BYTES) break
+    size += item.length + (kept.length > 0 ? 1 : 0)
     kept.push(item)
-    size += item.length + 1
   }
-  json = `[${kept.join(',')}]`
-  return json
+  return `[${kept.join(',')}]`
 }
 
 /** The job summary (GitHub-flavoured Markdown) and the outputs. */
