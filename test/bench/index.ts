@@ -1,19 +1,23 @@
 // npm run bench — job-sweeper beside the baseline a user would pick instead, in one run on the
 // local cluster: prune (vs kubectl delete --wait and raw DELETEs), a sweep's plan over many
 // namespaces (vs kubectl get -A), and wait latency (vs kubectl wait). Prints ratios, peak RSS and
-// API requests per Job. Sizes: BENCH_JOBS (1000 per namespace), BENCH_SWEEP_JOBS (10000) in
-// BENCH_SWEEP_NAMESPACES (50), ROUNDS (10); BENCH_ONLY=prune,sweep,wait picks parts.
+// API requests per Job. Sizes: BENCH_JOBS (1000 per namespace), BENCH_SWEEP_SIZES (10000,50000
+// Jobs) in BENCH_SWEEP_NAMESPACES (50), kubectl beside the sweep up to BENCH_KUBECTL_UP_TO (50000),
+// BENCH_SWEEP_DELETE_JOBS (20000), ROUNDS (10); BENCH_ONLY=prune,sweep,sweep-delete,wait picks parts.
 import { benchCluster } from './finished-jobs.ts'
 import { mb, seconds } from './measure.ts'
 import { benchPrune } from './prune.ts'
-import { benchSweep } from './sweep.ts'
+import { benchSweep, type SweepSize } from './sweep.ts'
+import { benchSweepDelete } from './sweep-delete.ts'
 import { benchWaitLatency, median } from './wait-latency.ts'
 
 const n = Number(process.env.BENCH_JOBS ?? 1000)
-const sweepJobs = Number(process.env.BENCH_SWEEP_JOBS ?? 10_000)
+const sweepSizes = (process.env.BENCH_SWEEP_SIZES ?? '10000,50000').split(',').map(Number)
+const kubectlUpTo = Number(process.env.BENCH_KUBECTL_UP_TO ?? 50_000)
 const sweepNamespaces = Number(process.env.BENCH_SWEEP_NAMESPACES ?? 50)
+const sweepDeleteJobs = Number(process.env.BENCH_SWEEP_DELETE_JOBS ?? 20_000)
 const rounds = Number(process.env.ROUNDS ?? 10)
-const only = new Set((process.env.BENCH_ONLY ?? 'prune,sweep,wait').split(','))
+const only = new Set((process.env.BENCH_ONLY ?? 'prune,sweep,sweep-delete,wait').split(','))
 const log = (line: string): void => void process.stderr.write(`[bench] ${line}\n`)
 const ratio = (a: number, b: number): string => `${(a / b).toFixed(2)}×`
 
@@ -36,13 +40,43 @@ try {
     )
   }
   if (only.has('sweep')) {
-    const s = await benchSweep(cluster, sweepJobs, sweepNamespaces, log)
+    const s = await benchSweep(cluster, sweepSizes, sweepNamespaces, kubectlUpTo, log)
+    const idle = s.idle.peakRssMb
+    const perJob = (m: { wallMs: number; peakRssMb: number }, jobs: number): string =>
+      `${((m.wallMs * 1000) / jobs).toFixed(0).padStart(4)} µs/Job  peak RSS ${mb(m.peakRssMb).padStart(7)}  ${(((m.peakRssMb - idle) * 1024 * 1024) / jobs).toFixed(0).padStart(5)} B/Job`
     lines.push(
-      `sweep plan (dry run): ${s.jobs} suspended Jobs in ${s.namespaces} namespaces, --all-namespaces (set-up: ${seconds(s.setupMs)})`,
-      `  job-sweeper sweep --json      ${seconds(s.sweeper.wallMs).padStart(8)}  peak RSS ${mb(s.sweeper.peakRssMb)}  output ${(s.sweeper.jsonBytes / 1024).toFixed(0)} KiB`,
-      `  job-sweeper sweep (text)      ${seconds(s.text.wallMs).padStart(8)}  peak RSS ${mb(s.text.peakRssMb)}  output ${(Buffer.byteLength(s.text.stdout) / 1024).toFixed(0)} KiB`,
-      `  kubectl get jobs -A -o json   ${seconds(s.kubectl.wallMs).padStart(8)}  peak RSS ${mb(s.kubectl.peakRssMb)}  output ${(s.kubectl.jsonBytes / 1024).toFixed(0)} KiB`,
-      `  kubectl / job-sweeper: time ${ratio(s.kubectl.wallMs, s.sweeper.wallMs)}, peak RSS ${ratio(s.kubectl.peakRssMb, s.sweeper.peakRssMb)}`,
+      `sweep plan (dry run, --all-namespaces): suspended Jobs in ${s.namespaces} namespaces (set-up: ${seconds(s.setupMs)}); B/Job counted above the ${mb(idle)} of a sweep over no Job`
+    )
+    for (const size of s.sizes) {
+      const n = size.jobs
+      lines.push(
+        `  ${n} Jobs`,
+        `    job-sweeper sweep --json    ${seconds(size.sweeper.wallMs).padStart(8)}  ${perJob(size.sweeper, n)}  output ${(size.sweeper.jsonBytes / 1024).toFixed(0)} KiB`,
+        `    job-sweeper sweep (text)    ${seconds(size.text.wallMs).padStart(8)}  ${perJob(size.text, n)}  output ${(Buffer.byteLength(size.text.stdout) / 1024).toFixed(0)} KiB`,
+        `    raw paged list (limit 500)  ${seconds(size.raw.wallMs).padStart(8)}  ${perJob(size.raw, n)}`,
+        size.kubectl
+          ? `    kubectl get jobs -A -o json ${seconds(size.kubectl.wallMs).padStart(8)}  ${perJob(size.kubectl, n)}  output ${(size.kubectl.jsonBytes / 1024).toFixed(0)} KiB`
+          : `    kubectl get jobs -A -o json (not run above ${kubectlUpTo} Jobs)`,
+        `    job-sweeper / raw list: time ${ratio(size.sweeper.wallMs, size.raw.wallMs)}${size.kubectl ? `; kubectl / job-sweeper: time ${ratio(size.kubectl.wallMs, size.sweeper.wallMs)}, peak RSS ${ratio(size.kubectl.peakRssMb, size.sweeper.peakRssMb)}` : ''}`
+      )
+    }
+    const [first, last] = [s.sizes[0], s.sizes[s.sizes.length - 1]]
+    if (first !== last) {
+      const time = (z: SweepSize): number => z.sweeper.wallMs / z.jobs
+      const bytes = (z: SweepSize): number => (z.sweeper.peakRssMb - idle) / z.jobs
+      lines.push(`  growth from ${first.jobs} to ${last.jobs} Jobs, per Job: time ${ratio(time(last), time(first))}, bytes ${ratio(bytes(last), bytes(first))}`)
+    }
+    lines.push('')
+  }
+  if (only.has('sweep-delete')) {
+    const d = await benchSweepDelete(cluster, sweepDeleteJobs, log)
+    const n = d.jobs
+    lines.push(
+      `sweep, deleting: ${n} finished Jobs whose ttl expired, in one namespace (set-up of ${2 * n} Jobs: ${seconds(d.setupMs)}), logs off`,
+      `  job-sweeper sweep             ${seconds(d.sweeper.wallMs).padStart(8)}  peak RSS ${mb(d.sweeper.peakRssMb)}  ${(d.sweeper.requests / n).toFixed(2)} requests/Job  ${((d.sweeper.wallMs * 1000) / n).toFixed(0)} µs/Job  output ${(d.sweeper.jsonBytes / 1024).toFixed(0)} KiB`,
+      `  raw DELETEs, ${d.raw.concurrency} at a time, ≤ ${d.raw.requestsPerSecond}/s ${seconds(d.raw.wallMs).padStart(6)}                   ${(d.raw.requests / n).toFixed(2)} requests/Job`,
+      `  job-sweeper / raw DELETEs: ${ratio(d.sweeper.wallMs, d.raw.wallMs)}`,
+      `  ${d.decoys} decoys beside the targets (a running Job, another label, ttl never): all kept`,
       ''
     )
   }
