@@ -74,7 +74,8 @@ async function saveLogs(p: PlannedJob, ctx: ActionContext): Promise<{ logs: Harv
     }
   }
   if (logs.failures.length === 0) {
-    ctx.info(`saved ${logs.files.length} log file(s) of ${p.status} ${where(p)}`)
+    const silent = logs.neverRan?.length ? `; ${logs.neverRan.length} container(s) never ran, so have no log` : ''
+    ctx.info(`saved ${logs.files.length} log file(s) of ${p.status} ${where(p)}${silent}`)
     return { logs, proceed: true }
   }
   const why = `${logs.failures[0]}${logs.failures.length > 1 ? ` (and ${logs.failures.length - 1} more)` : ''}`
