@@ -1,12 +1,13 @@
 // Saving logs where a real kubelet differs from kwok: a container that never ran has no log (the
-// kubelet answers 400, which the fault proxy answers here as kube-apiserver relays it), and a log
-// read whose answer never comes ends in the stall watchdog, not in a dead process.
+// kubelet answers 400, which the fault proxy answers here as kube-apiserver relays it), a
+// suspended Job can hold failed pods, and a log read whose answer never comes ends in the stall
+// watchdog, not in a dead process.
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { CoreV1Api } from '@kubernetes/client-node'
 import { outputNames } from './action.ts'
-import { batchApi, coreApi, getJob, jobManifest, testCluster, waitForJobCondition } from './cluster/testenv.ts'
+import { batchApi, coreApi, eventually, getJob, jobManifest, testCluster, waitForJobCondition } from './cluster/testenv.ts'
 import { startFaultProxy, type FaultProxy } from './faults/proxy.ts'
 import { expectNoStackTrace, expectPrunedOnce, runThrough } from './faults/product.ts'
 import { release, releaseAnnotations, useScenario } from './scenario.ts'
@@ -93,6 +94,40 @@ test('a log read refused with 400 keeps the API server’s message: the Job is k
     `::error::Job ${ns}/${name} was kept: its logs could not all be saved (cannot save the log of ${pod}/main: 400 Bad Request: ${message})`
   )
   expect(await getJob(ns, name)).toBeDefined()
+})
+
+test('a suspended Job with a failed pod: the pod’s log is saved before the Job is deleted', async () => {
+  const name = `${release}-migrate`
+  // Pods fail, and the Job would retry (after the controller's 10 s backoff) but is suspended first.
+  const job = await batchApi().createNamespacedJob({
+    namespace: ns,
+    body: jobManifest({ namespace: ns, name, behaviour: 'fail', annotations: releaseAnnotations(ns), spec: { backoffLimit: 6 } })
+  })
+  await eventually(
+    `${name} has a failed pod`,
+    () => getJob(ns, name),
+    (j) => (j?.status?.failed ?? 0) >= 1
+  )
+  await batchApi().patchNamespacedJob({ name, namespace: ns, body: [{ op: 'add', path: '/spec/suspend', value: true }] })
+  await eventually(
+    `${name} suspended, no pod active`,
+    () => getJob(ns, name),
+    (j) => j?.spec?.suspend === true && !j.status?.active && (j.status?.conditions ?? []).some((c) => c.type === 'Suspended' && c.status === 'True')
+  )
+  const [failedPod] = await podsOf(job.metadata?.uid ?? '')
+  expect(failedPod).toBeDefined()
+
+  const dir = logsDir()
+  const run = await runThrough(proxy, { release, namespace: ns, 'logs-dir': dir })
+  expectNoStackTrace(run)
+  expect(run.code).toBe(0)
+  expect(JSON.parse(run.outputs.pruned)).toEqual([expect.objectContaining({ name, status: 'suspended' })])
+  expect(readFileSync(join(dir, ns, name, failedPod, 'main.log'), 'utf8')).toContain('migrate: applying')
+  // Read before the delete.
+  const order = proxy.requests.all.map((r) => `${r.method} ${r.path}`)
+  expect(order.findIndex((r) => r.endsWith(`/pods/${failedPod}/log`))).toBeGreaterThanOrEqual(0)
+  expect(order.findIndex((r) => r.endsWith(`/pods/${failedPod}/log`))).toBeLessThan(order.findIndex((r) => r.startsWith('DELETE')))
+  await expectPrunedOnce(ns, [name])
 })
 
 test('a log read whose answer never comes: the stall watchdog ends it, the run reports the failure and writes its summary; the Job is kept', async () => {
