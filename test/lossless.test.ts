@@ -75,7 +75,9 @@ describe('a log that cannot be read', () => {
     const kept = await runAction({ release, namespace: ns, kubeconfig }, { env: { KUBECONFIG: '/nonexistent' } })
     expectNoStackTrace(kept)
     expect(kept.code).toBe(1)
-    const why = `cannot save the log of ${pod}/main: 403 Forbidden (the credentials lack 'get' on pods/log)`
+    // The API server's own message, and which right is missing.
+    const forbidden = `pods "${pod}" is forbidden: User "system:serviceaccount:${ns}:deployer" cannot get resource "pods/log" in API group "" in the namespace "${ns}"`
+    const why = `cannot save the log of ${pod}/main: 403 Forbidden: ${forbidden} (the credentials lack 'get' on pods/log)`
     expect(errorText(kept.stdout)).toBe(
       `::error::Job ${ns}/${name} was kept: its logs could not all be saved (${why}); set on-log-failure: delete to delete it anyway`
     )

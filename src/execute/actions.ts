@@ -15,7 +15,8 @@ import { harvestLogs, readTail, type HarvestedLogs } from './logs.ts'
 import { outcome, type ExecuteContext, type JobOutcome } from './outcome.ts'
 
 const TAIL_LINES = 20
-// Tails go into the summary: those of the first failed Jobs are plenty.
+// Tails go into the summary: those of the first failed Jobs are plenty. It shows failed Jobs' tails
+// only, so no other Job's (a running one deleted by on-running: delete) is read or counted.
 const MAX_TAILED_JOBS = 20
 // A Job that changes again between every read and delete is left alone after this many rounds.
 const MAX_ROUNDS = 3
@@ -63,7 +64,7 @@ async function saveLogs(p: PlannedJob, ctx: ActionContext): Promise<{ logs: Harv
   const logs = await harvestLogs(ctx.client, p, settings.logsDir, settings.maxLogBytes)
   const cut = logs.files.filter((f) => f.truncated)
   if (cut.length > 0) ctx.warnings.push(`logs of ${where(p)}: ${cut.length} log(s) cut at max-log-bytes (${settings.maxLogBytes} bytes)`)
-  if (p.status !== 'succeeded' && ctx.tailed.count < MAX_TAILED_JOBS && logs.files.length > 0) {
+  if (p.status === 'failed' && ctx.tailed.count < MAX_TAILED_JOBS && logs.files.length > 0) {
     ctx.tailed.count++
     logs.tails = []
     for (const f of logs.files) {
@@ -74,7 +75,8 @@ async function saveLogs(p: PlannedJob, ctx: ActionContext): Promise<{ logs: Harv
     }
   }
   if (logs.failures.length === 0) {
-    ctx.info(`saved ${logs.files.length} log file(s) of ${p.status} ${where(p)}`)
+    const silent = logs.neverRan?.length ? `; ${logs.neverRan.length} container(s) never ran, so have no log` : ''
+    ctx.info(`saved ${logs.files.length} log file(s) of ${p.status} ${where(p)}${silent}`)
     return { logs, proceed: true }
   }
   const why = `${logs.failures[0]}${logs.failures.length > 1 ? ` (and ${logs.failures.length - 1} more)` : ''}`

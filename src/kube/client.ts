@@ -1,12 +1,13 @@
 // The one real implementation of JobsClient (jobs-client.ts): plain JSON requests (rest.ts) over
-// @kubernetes/client-node's KubeConfig, and its Watch and Log.
+// @kubernetes/client-node's KubeConfig, and its Watch; pod logs are streamed over the same requests.
 //
 // Every request goes through one rate limiter and is retried when the failure is transient
 // (retry.ts); every write names the field manager `job-sweeper`, so server-side apply (Helm 4)
 // sees exactly which fields are ours.
 import { AsyncLocalStorage } from 'node:async_hooks'
+import type { Readable } from 'node:stream'
 import PQueue from 'p-queue'
-import { KubeConfig, Log, Watch, type V1Job, type V1JobList, type V1Lease, type V1Pod } from '@kubernetes/client-node'
+import { KubeConfig, Watch, type V1Job, type V1JobList, type V1Lease, type V1Pod } from '@kubernetes/client-node'
 import { apiErrorMessage, statusCode } from './errors.ts'
 import { FIELD_MANAGER, toJobRecord, type JobRecord } from './job-record.ts'
 import type {
@@ -22,7 +23,7 @@ import type {
   WatchHandler
 } from './jobs-client.ts'
 import { KubeClusterObjects, type ClusterObjects } from './objects.ts'
-import { streamLog } from './log-stream.ts'
+import { streamLog, type LogQuery } from './log-stream.ts'
 import { Rest, seg, type Method, type RestOptions } from './rest.ts'
 import { ClusterUnreachable, DEFAULT_RETRY, isTransient, withRetry, type RetryPolicy } from './retry.ts'
 
@@ -61,7 +62,6 @@ export class KubeJobsClient implements JobsClient {
   readonly defaultNamespace: string
   private readonly rest: Rest
   private readonly watcher: Watch
-  private readonly logs: Log
   private readonly options: ClientOptions
   private readonly limiter: PQueue
   private readonly objects: ClusterObjects
@@ -75,7 +75,6 @@ export class KubeJobsClient implements JobsClient {
     this.options = { ...DEFAULT_CLIENT_OPTIONS, ...options }
     this.rest = new Rest(kc)
     this.watcher = new Watch(kc)
-    this.logs = new Log(kc)
     this.defaultNamespace = kc.getContextObject(kc.getCurrentContext())?.namespace || 'default'
     this.limiter = new PQueue({ intervalCap: this.options.requestsPerSecond, interval: 1000 })
     this.objects = new KubeClusterObjects(
@@ -269,10 +268,26 @@ export class KubeJobsClient implements JobsClient {
     // Each attempt writes the file anew: a retried read never appends to a half-written one.
     return this.call(`read the log of ${namespace}/${pod}/${container}`, () => {
       this.sent++
-      return streamLog(this.logs, { namespace, pod, container, previous, limitBytes, stallMs: this.options.logStallMs }, file, () => {
-        this.answeredAt = Date.now()
-      })
+      return streamLog(
+        (query, signal) => this.openLog(query, signal),
+        { namespace, pod, container, previous, limitBytes, stallMs: this.options.logStallMs },
+        file,
+        () => {
+          this.answeredAt = Date.now()
+        }
+      )
     })
+  }
+
+  /** A log read through the shared pool (not client-node's Log, which drops the Status of a refusal). */
+  private async openLog({ namespace, pod, container, previous, limitBytes }: LogQuery, signal: AbortSignal): Promise<Readable> {
+    try {
+      return await this.rest.stream(`/api/v1/namespaces/${seg(namespace)}/pods/${seg(pod)}/log`, { query: { container, previous, limitBytes }, signal })
+    } catch (e) {
+      const code = statusCode(e)
+      if (code !== undefined && code < 500 && code !== 429) this.answeredAt = Date.now()
+      throw e
+    }
   }
 
   async recordEvent(job: JobRecord, event: JobEvent): Promise<void> {

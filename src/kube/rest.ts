@@ -6,6 +6,7 @@
 // before the first request, and copy every response into model instances, garbage on every
 // request of a run that needs a few fields of each. The engine uses a dozen endpoints; the paths
 // below are the API's own.
+import type { Readable } from 'node:stream'
 import { getCACertificates } from 'node:tls'
 import { HttpMethod, RequestContext, type KubeConfig } from '@kubernetes/client-node'
 
@@ -43,15 +44,15 @@ export interface RestOptions {
 
 /** The part of undici's Dispatcher this uses: client-node's Agent has it. */
 interface Dispatcher {
-  request(options: {
-    origin: string
-    path: string
-    method: string
-    headers: Record<string, string>
-    body?: string
-    signal?: AbortSignal
-  }): Promise<{ statusCode: number; headers: Record<string, string | string[] | undefined>; body: { text(): Promise<string> } }>
+  request(options: { origin: string; path: string; method: string; headers: Record<string, string>; body?: string; signal?: AbortSignal }): Promise<Answer>
   destroy(): Promise<void>
+}
+
+/** undici's answer: the body is a stream that can also be read whole. */
+interface Answer {
+  statusCode: number
+  headers: Record<string, string | string[] | undefined>
+  body: Readable & { text(): Promise<string> }
 }
 
 export class Rest {
@@ -66,6 +67,20 @@ export class Rest {
 
   /** Sends one request; resolves with the parsed JSON answer, rejects with ApiError on a 4xx/5xx. */
   async request<T>(method: Method, path: string, options: RestOptions = {}): Promise<T> {
+    const text = await (await this.send(method, path, options)).body.text()
+    return (text ? JSON.parse(text) : {}) as T
+  }
+
+  /**
+   * A GET whose answer is streamed (a pod's log): resolves with the body once the API server
+   * answered 2xx, rejects with ApiError on a 4xx/5xx, whose `body` is the API server's Status
+   * (client-node's Log drops it, and with it the reason: `container "main" … is waiting to start`).
+   */
+  async stream(path: string, options: RestOptions = {}): Promise<Readable> {
+    return (await this.send('GET', path, { accept: 'application/json, */*', ...options })).body
+  }
+
+  private async send(method: Method, path: string, options: RestOptions): Promise<Answer> {
     const url = new URL(this.server + path)
     for (const [key, value] of Object.entries(options.query ?? {})) if (value !== undefined && value !== '') url.searchParams.set(key, String(value))
     // The credentials (a token, an exec plugin's, a client certificate) and TLS settings, as
@@ -83,12 +98,12 @@ export class Rest {
       body: options.body === undefined ? undefined : JSON.stringify(options.body),
       signal: options.signal
     })
-    const text = await response.body.text()
     if (response.statusCode >= 400) {
+      const text = await response.body.text()
       const flat = Object.fromEntries(Object.entries(response.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : (v ?? '')]))
       throw new ApiError(response.statusCode, text, flat, `${method} ${url.pathname}`)
     }
-    return (text ? JSON.parse(text) : {}) as T
+    return response
   }
 
   /**

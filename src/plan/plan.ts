@@ -165,8 +165,9 @@ function facts(job: JobRecord, observed: Observed, now: Date): PlannedJob {
 
 /** Whether a Job's logs are saved before it is deleted (or given a TTL), given its status. */
 export function shouldHarvest(harvest: HarvestLogs, status: JobStatus): boolean {
-  if (status === 'terminating' || status === 'suspended') return false
-  // A Job deleted while it runs is interrupted: its logs so far count as a failure's.
+  if (status === 'terminating') return false
+  // A Job deleted while it runs is interrupted: its logs so far count as a failure's. So are a
+  // suspended Job's: suspended after crash loops, or preempted, it can hold failed pods.
   return harvest === 'all' || (harvest === 'failed' && status !== 'succeeded')
 }
 

@@ -19,7 +19,10 @@ export async function writeReportFile(result: RunResult, logsDir: string): Promi
     for (let i = 0; i < outcomes.length; i += JOBS_PER_WRITE) {
       const lines = outcomes
         .slice(i, i + JOBS_PER_WRITE)
-        .map(({ logs, ...o }, j) => `${i + j > 0 ? ',' : ''}\n ${JSON.stringify({ ...o, logs: logs?.files.map((f) => f.file) })}`)
+        .map(
+          ({ logs, ...o }, j) =>
+            `${i + j > 0 ? ',' : ''}\n ${JSON.stringify({ ...o, logs: logs?.files.map((f) => f.file), logsNeverRan: logs?.neverRan?.length ? logs.neverRan : undefined })}`
+        )
       await handle.write(lines.join(''))
     }
     await handle.write(`\n],\n"errors": ${JSON.stringify(result.errors)},\n"warnings": ${JSON.stringify(result.warnings)}\n}\n`)

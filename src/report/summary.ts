@@ -75,12 +75,17 @@ function finishedWords(o: JobOutcome, endedAt: Date | undefined): string {
   return endedAt === undefined ? clock : `${clock} (${rough((endedAt.getTime() - at.getTime()) / 1000)} ago)`
 }
 
-/** Where the Job's logs were saved, relative to logs-dir: the file, or the Job's folder when there are several. */
+/**
+ * Where the Job's logs were saved, relative to logs-dir: the file, or the Job's folder when there
+ * are several; and how many containers never ran (they have a note there instead of a log).
+ */
 function logsWords(o: JobOutcome): string {
   const files = o.logs?.files ?? []
-  if (files.length === 0) return '—'
-  if (files.length === 1) return files[0].file
-  return `${o.namespace}/${o.name}/ (${files.length} files)`
+  const neverRan = o.logs?.neverRan?.length ?? 0
+  if (files.length === 0 && neverRan === 0) return '—'
+  const where = files.length === 1 ? files[0].file : `${o.namespace}/${o.name}/`
+  const counts = [files.length > 1 ? `${files.length} files` : '', neverRan > 0 ? `${neverRan} container(s) never ran` : ''].filter((c) => c !== '')
+  return counts.length > 0 ? `${where} (${counts.join('; ')})` : where
 }
 
 /** The run in plain words and cells, before any rendering: what both renderers show. */

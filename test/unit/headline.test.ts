@@ -81,6 +81,22 @@ test('each row tells the outcome: waited then pruned, the real finish time, the 
   expect(buildReport(run).markdown).toContain('| <code>prod/migrate/migrate-x1/main.log</code> |')
 })
 
+test('the Logs column counts the containers that never ran (they have a note, no log)', () => {
+  const neverRan = (files: string[], containers: string[]): HarvestedLogs => ({ ...logs(...files), neverRan: containers })
+  const s = summarize(
+    result([
+      outcome({ name: 'a', status: 'failed', logs: neverRan(['prod/a/p/init.log'], ['p/main (waiting: PodInitializing)']) }),
+      outcome({ name: 'b', status: 'failed', logs: neverRan(['prod/b/p/init.log', 'prod/b/q/init.log'], ['p/main (x)', 'q/main (x)']) }),
+      outcome({ name: 'c', status: 'failed', logs: neverRan([], ['p/main (waiting: ImagePullBackOff)']) })
+    ])
+  )
+  expect(s.rows.map((r) => r[4])).toEqual([
+    'prod/a/p/init.log (1 container(s) never ran)',
+    'prod/b/ (2 files; 2 container(s) never ran)',
+    'prod/c/ (1 container(s) never ran)'
+  ])
+})
+
 test('the Namespace column only with several namespaces; the TTL column only in post and sweep', () => {
   const one = summarize(result([outcome({ name: 'a' })]))
   expect(one.columns).not.toContain('Namespace')

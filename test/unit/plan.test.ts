@@ -148,7 +148,8 @@ test.each([
   ['failed', 'failed', true],
   ['failed', 'succeeded', false],
   ['failed', 'running', true], // deleted while running: interrupted, its logs so far are saved
-  ['failed', 'suspended', false], // no pod ran
+  ['failed', 'suspended', true], // its pods that ran before it was suspended may have failed
+  ['none', 'suspended', false],
   ['failed', 'terminating', false], // someone else's delete: not ours to act on
   ['all', 'succeeded', true],
   ['none', 'failed', false]
@@ -162,7 +163,7 @@ describe('Jobs that are not simply running', () => {
   test('suspended Job with no pod (a queue holds it) → deleted without waiting, on-running wait or not', () => {
     for (const onRunning of ['wait', 'fail', 'delete']) {
       const plan = planPrune({ namespace: 'prod', jobs: [suspended()] }, settings({ release: 'app', 'on-running': onRunning }), NOW)
-      expect(plan.jobs.map((p) => [p.status, p.action, p.harvest])).toEqual([['suspended', 'delete', false]])
+      expect(plan.jobs.map((p) => [p.status, p.action, p.harvest])).toEqual([['suspended', 'delete', true]])
       expect(plan.jobs[0].reason).toContain('suspended with no pod running: deleted without waiting')
     }
   })

@@ -1,0 +1,227 @@
+// Saving logs, without a cluster: which containers have a log (only those that ran), what a read
+// that fails says (the API server's own message), and that a read failing before its first byte
+// (a stall, a file that cannot be opened) is a failed read, never an unhandled rejection.
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { PassThrough, Readable } from 'node:stream'
+import { jest } from '@jest/globals'
+import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node'
+import { harvestLogs, podLogs } from '../../src/execute/logs.ts'
+import type { JobsClient } from '../../src/kube/jobs-client.ts'
+import { streamLog, type LogQuery, type OpenLog } from '../../src/kube/log-stream.ts'
+import { ApiError } from '../../src/kube/rest.ts'
+import { buildReport } from '../../src/report/summary.ts'
+
+const at = '2026-06-01T12:00:00Z'
+const running: V1ContainerStatus['state'] = { running: { startedAt: new Date(at) } }
+const exited = (exitCode: number): V1ContainerStatus['state'] => ({ terminated: { exitCode, reason: exitCode ? 'Error' : 'Completed' } })
+const waiting = (reason: string): V1ContainerStatus['state'] => ({ waiting: { reason } })
+const status = (name: string, state: V1ContainerStatus['state'], extra: Partial<V1ContainerStatus> = {}): V1ContainerStatus =>
+  ({ name, image: 'x', imageID: '', ready: false, restartCount: 0, state, ...extra }) as V1ContainerStatus
+
+function pod(name: string, init: V1ContainerStatus[], main: V1ContainerStatus[], phase = 'Failed', spec?: { init: string[]; main: string[] }): V1Pod {
+  return {
+    metadata: { name },
+    spec: {
+      initContainers: (spec?.init ?? init.map((s) => s.name)).map((n) => ({ name: n })),
+      containers: (spec?.main ?? main.map((s) => s.name)).map((n) => ({ name: n }))
+    },
+    status: { phase, initContainerStatuses: init, containerStatuses: main }
+  }
+}
+
+describe('only containers that ran have a log', () => {
+  test.each([
+    ['a container that ran to its end', pod('p', [], [status('main', exited(1))]), ['main'], []],
+    ['a container running now', pod('p', [], [status('main', running)], 'Running'), ['main'], []],
+    [
+      'an init container failed: it ran, the main container waits PodInitializing and never ran',
+      pod('p', [status('migrate-schema', exited(1))], [status('main', waiting('PodInitializing'))]),
+      ['migrate-schema'],
+      ['main (waiting: PodInitializing)']
+    ],
+    [
+      'the first init container failed: the second never ran either',
+      pod('p', [status('wait-for-db', exited(1)), status('seed', waiting('PodInitializing'))], [status('main', waiting('PodInitializing'))]),
+      ['wait-for-db'],
+      ['seed (waiting: PodInitializing)', 'main (waiting: PodInitializing)']
+    ],
+    ['a bad image tag', pod('p', [], [status('main', waiting('ImagePullBackOff'))], 'Pending'), [], ['main (waiting: ImagePullBackOff)']],
+    ['a missing Secret', pod('p', [], [status('main', waiting('CreateContainerConfigError'))], 'Pending'), [], ['main (waiting: CreateContainerConfigError)']],
+    [
+      'a pod never scheduled (no container status at all)',
+      pod('p', [], [], 'Pending', { init: [], main: ['main'] }),
+      [],
+      ['main (pod Pending, no container status)']
+    ],
+    [
+      'a crash loop: waiting now, but it ran before (lastState, restartCount): both runs are read',
+      pod('p', [], [status('main', waiting('CrashLoopBackOff'), { restartCount: 2, lastState: exited(1) })], 'Running'),
+      ['main (previous)', 'main'],
+      []
+    ]
+  ])('%s', (_, p, reads, neverRan) => {
+    const logs = podLogs(p)
+    expect(logs.reads.map((r) => `${r.container}${r.previous ? ' (previous)' : ''}`)).toEqual(reads)
+    expect(logs.neverRan.map((n) => `${n.container} (${n.why})`)).toEqual(neverRan)
+  })
+})
+
+/** A JobsClient with only what the harvest uses: the pods, and a saveLog that writes `log` or throws what `refuse` gives. */
+function podsClient(pods: V1Pod[], refuse: (container: string) => unknown = () => undefined): { client: JobsClient; reads: string[] } {
+  const reads: string[] = []
+  const client = {
+    listPodsOfJob: async () => pods,
+    saveLog: async (_ns: string, podName: string, container: string, previous: boolean, _limit: number, file: string) => {
+      reads.push(`${podName}/${container}${previous ? ' (previous)' : ''}`)
+      const refusal = refuse(container)
+      if (refusal) throw refusal
+      const { writeFileSync } = await import('node:fs')
+      writeFileSync(file, `log of ${container}\n`)
+      return { bytes: 10, truncated: false }
+    }
+  } as unknown as JobsClient
+  return { client, reads }
+}
+
+const job = { namespace: 'prod', name: 'app-migrate', uid: 'u1' }
+const initFailed = pod('app-migrate-x1', [status('migrate-schema', exited(1))], [status('main', waiting('PodInitializing'))])
+// What kube-apiserver relays of the kubelet's refusal to read a container that never started.
+const kubeletRefusal = (container: string): ApiError =>
+  new ApiError(
+    400,
+    JSON.stringify({
+      kind: 'Status',
+      status: 'Failure',
+      message: `container "${container}" in pod "app-migrate-x1" is waiting to start: PodInitializing`,
+      reason: 'BadRequest',
+      code: 400
+    }),
+    {},
+    'GET /api/v1/namespaces/prod/pods/app-migrate-x1/log'
+  )
+
+describe('harvest', () => {
+  test('a failed init container: its log is saved, the main container is noted as never ran, and nothing failed (a complete harvest)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'logs-unit-'))
+    const { client, reads } = podsClient([initFailed], (c) => (c === 'main' ? kubeletRefusal(c) : undefined))
+    const logs = await harvestLogs(client, job, dir, 1000)
+    expect(reads).toEqual(['app-migrate-x1/migrate-schema']) // the main container's log is never asked for
+    expect(logs.failures).toEqual([])
+    expect(logs.files.map((f) => f.file)).toEqual(['prod/app-migrate/app-migrate-x1/migrate-schema.log'])
+    expect(logs.neverRan).toEqual(['app-migrate-x1/main (waiting: PodInitializing)'])
+    expect(readFileSync(join(dir, 'prod/app-migrate/app-migrate-x1/main.never-ran.txt'), 'utf8')).toBe(
+      'job-sweeper: container main of pod app-migrate-x1 never ran (waiting: PodInitializing), so it has no log.\n'
+    )
+    // The summary's Logs column says so too.
+    const report = buildReport({
+      phase: 'pre',
+      namespace: 'prod',
+      dryRun: false,
+      errors: [],
+      warnings: [],
+      outcomes: [
+        { namespace: 'prod', name: 'app-migrate', status: 'failed', ageSeconds: 9, action: 'delete', result: 'pruned', waited: false, reason: 'r', logs }
+      ]
+    })
+    expect(report.markdown).toContain('<code>prod/app-migrate/app-migrate-x1/migrate-schema.log (1 container(s) never ran)</code>')
+  })
+
+  test('a read the API server refuses keeps its message, not only the code (positive control: a container that ran, refused)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'logs-unit-'))
+    const ran = pod('app-migrate-x1', [], [status('main', exited(1))])
+    const { client } = podsClient([ran], kubeletRefusal)
+    const logs = await harvestLogs(client, job, dir, 1000)
+    expect(logs.failures).toEqual([
+      'cannot save the log of app-migrate-x1/main: 400 Bad Request: container "main" in pod "app-migrate-x1" is waiting to start: PodInitializing'
+    ])
+  })
+
+  test('a 403 keeps the server’s message and says which right is missing', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'logs-unit-'))
+    const forbidden = new ApiError(
+      403,
+      JSON.stringify({ kind: 'Status', message: 'pods "p" is forbidden: User "u" cannot get resource "pods/log"' }),
+      {},
+      'GET x'
+    )
+    const { client } = podsClient([pod('p', [], [status('main', exited(1))])], () => forbidden)
+    const logs = await harvestLogs(client, job, dir, 1000)
+    expect(logs.failures).toEqual([
+      `cannot save the log of p/main: 403 Forbidden: pods "p" is forbidden: User "u" cannot get resource "pods/log" (the credentials lack 'get' on pods/log)`
+    ])
+  })
+})
+
+describe('a read that fails before its first byte is a failed read', () => {
+  const read = (stallMs: number): LogQuery & { stallMs: number } => ({
+    namespace: 'prod',
+    pod: 'p',
+    container: 'main',
+    previous: false,
+    limitBytes: 100,
+    stallMs
+  })
+  // jest fails a test during which a promise rejection goes unhandled: the old stream's did (its
+  // file's pipeline rejected while the request was still awaited), and the process died of it.
+  const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 50))
+
+  test('the API server never answers: the stall watchdog fails the read, once, and nothing is left unhandled', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'logs-unit-'))
+    let signal: AbortSignal | undefined
+    // A client that never answers and ignores the signal: the read ends all the same.
+    const never: OpenLog = (_query, s) => {
+      signal = s
+      return new Promise<Readable>(() => undefined)
+    }
+    const started = jest.fn()
+    await expect(streamLog(never, read(100), join(dir, 'main.log'), started)).rejects.toThrow('log stream sent nothing for 0.1s')
+    await settle()
+    expect(started).not.toHaveBeenCalled()
+    expect(signal?.aborted).toBe(true) // the request is abandoned too
+  })
+
+  test('the answer starts, then stalls: the watchdog fails the read (positive control of the same watchdog)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'logs-unit-'))
+    const body = new PassThrough()
+    body.write('first line\n')
+    const started = jest.fn()
+    await expect(streamLog(async () => body, read(100), join(dir, 'main.log'), started)).rejects.toThrow('log stream sent nothing for 0.1s')
+    expect(started).toHaveBeenCalledTimes(1)
+    await settle()
+  })
+
+  test('the file cannot be opened: the read fails with the file’s error, and no request is made', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'logs-unit-'))
+    const open = jest.fn<OpenLog>(async () => Readable.from(['a log\n']))
+    // A directory where the file should be, and a folder that is not there.
+    await expect(streamLog(open, read(10_000), dir, () => undefined)).rejects.toMatchObject({ code: 'EISDIR' })
+    await expect(streamLog(open, read(10_000), join(dir, 'missing', 'main.log'), () => undefined)).rejects.toMatchObject({ code: 'ENOENT' })
+    await settle()
+    expect(open).not.toHaveBeenCalled()
+  })
+
+  test('a log that answers is saved, one byte more asked for than the limit; over the limit it is cut (positive control)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'logs-unit-'))
+    const asked: LogQuery[] = []
+    const serve =
+      (text: string): OpenLog =>
+      async (query) => {
+        asked.push(query)
+        return Readable.from([Buffer.from(text)])
+      }
+    await expect(streamLog(serve('0123456789'), { ...read(1000), limitBytes: 10 }, join(dir, 'whole.log'), () => undefined)).resolves.toEqual({
+      bytes: 10,
+      truncated: false
+    })
+    expect(readFileSync(join(dir, 'whole.log'), 'utf8')).toBe('0123456789')
+    await expect(streamLog(serve('0123456789AB'), { ...read(1000), limitBytes: 10 }, join(dir, 'cut.log'), () => undefined)).resolves.toEqual({
+      bytes: 10,
+      truncated: true
+    })
+    expect(readFileSync(join(dir, 'cut.log'), 'utf8')).toBe('0123456789')
+    expect(asked.map((q) => q.limitBytes)).toEqual([11, 11])
+    expect(existsSync(join(dir, 'whole.log'))).toBe(true)
+  })
+})
