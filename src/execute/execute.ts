@@ -158,7 +158,9 @@ async function prune(run: Run): Promise<boolean> {
       const job = (settled[i] as PromiseFulfilledResult<JobRecord | undefined>).value
       const again = job && plan.redecide(job, new Date())
       if (!again) run.outcomes.set(key(p), { ...outcome(p, 'gone', 'finished, and deleted by someone else while it was waited for'), waited: true })
-      else if (again.action !== 'delete') run.outcomes.set(key(p), { ...outcome(again, 'kept'), waited: true })
+      // Kept: it became a hook, or left the scope (relabelled by an operator keeping it for inspection).
+      else if (again.action !== 'delete')
+        run.outcomes.set(key(p), { ...outcome(again, 'kept', `changed while it was waited for: ${again.reason}`), waited: true })
       else {
         run.outcomes.set(key(p), { ...outcome(again, 'kept'), waited: true })
         toDelete.push(again)
