@@ -142,7 +142,12 @@ describe('pre', () => {
     expectNoStackTrace(run)
     expect(run.code).toBe(0)
     expect(unavailable.fired).toBe(1)
-    expect(JSON.parse(run.outputs.pruned)).toEqual([expect.objectContaining({ name, reason: expect.stringContaining('already gone') })])
+    expect(JSON.parse(run.outputs.pruned)).toEqual([])
+    expect(run.outputs['pruned-count']).toBe('0')
+    expect(JSON.parse(run.outputs.gone)).toEqual([expect.objectContaining({ name, reason: expect.stringContaining('already gone') })])
+    expect(run.outputs['gone-count']).toBe('1')
+    // The hook decoy of the release is kept; the headline counts the Job apart, not as pruned.
+    expect(run.summary).toContain('**✅ 0 pruned · 0 waited · 1 kept · 1 already gone**')
     expect(await sweptEvents(ns)).toEqual([])
   })
 

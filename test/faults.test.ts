@@ -357,6 +357,16 @@ describe('pause makes the API server unreachable through the proxy', () => {
     const started = Date.now()
     expect((await rawGet(jobPath('target'), 1000)).error).toBe('TIMEOUT')
     expect(Date.now() - started).toBeGreaterThanOrEqual(1000)
+    expect(proxy.requests.count()).toBe(0) // TLS never completed: no request was read
+  })
+
+  test('unanswered: TLS completes and the request is read, but never answered, so only the answer deadline fires', async () => {
+    await proxy.pause('unanswered')
+    const started = Date.now()
+    expect((await rawGet(jobPath('target'), 1000)).error).toBe('TIMEOUT')
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1000)
+    // Unlike hang, the request reached the proxy: the connection and TLS worked.
+    expect(proxy.requests.count({ method: 'GET', path: jobPath('target') })).toBe(1)
   })
 
   test('an open watch is broken by a pause', async () => {

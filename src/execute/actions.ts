@@ -84,7 +84,12 @@ async function saveLogs(p: PlannedJob, ctx: ActionContext): Promise<{ logs: Harv
     ctx.warnings.push(`logs of ${where(p)} could not all be saved (on-log-failure: delete, so it goes on): ${why}`)
     return { logs, proceed: true }
   }
-  ctx.errors.push(`${where(p)} was kept: its logs could not all be saved (${why}); set on-log-failure: delete to delete it anyway`)
+  // Post deletes nothing: what it holds back is the TTL, after which the TTL controller would delete the Job unsaved.
+  ctx.errors.push(
+    ctx.plan.phase === 'post'
+      ? `${where(p)}: its TTL was not set, because its logs could not all be saved (${why}); the Job stays as it is until a later post phase or sweep can save them`
+      : `${where(p)} was kept: its logs could not all be saved (${why}); set on-log-failure: delete to delete it anyway`
+  )
   return { logs, proceed: false }
 }
 

@@ -137,18 +137,22 @@ async function prune(run: Run): Promise<boolean> {
     const failed = toWait.map((p, i) => ({ p, s: settled[i] })).filter(({ s }) => s.status === 'rejected')
     if (failed.length > 0) {
       // On a timeout nothing at all is deleted: the upgrade would fail on the running Job anyway.
-      const blocked = (s: PromiseSettledResult<unknown>): string =>
-        isUnreachable((s as PromiseRejectedResult).reason, actions)
-          ? `not seen finished: ${UNREACHABLE}`
-          : `still running after waiting ${formatDuration(timeout)}`
+      const blocked = (s: PromiseSettledResult<unknown>): string => {
+        const reason = (s as PromiseRejectedResult).reason
+        if (isUnreachable(reason, actions)) return `not seen finished: ${UNREACHABLE}`
+        // Time ran out while the watch was failing: the Job was not seen, running or not.
+        if (reason instanceof WaitTimeout && reason.watchFailing) return `not seen finished within ${formatDuration(timeout)}: ${reason.watchFailing}`
+        return `still running after waiting ${formatDuration(timeout)}`
+      }
       result.outcomes = abandon(plan, new Map(failed.map(({ p, s }) => [key(p), blocked(s)])))
       for (const { p, s } of failed) {
         const reason = (s as PromiseRejectedResult).reason
         if (reason instanceof ClusterUnreachable) continue
-        const why =
-          reason instanceof WaitTimeout
-            ? `did not finish within wait-timeout ${formatDuration(timeout)} (running for ${formatDuration(p.ageSeconds + timeout)})`
-            : `could not be watched: ${apiErrorMessage(reason)}`
+        const why = !(reason instanceof WaitTimeout)
+          ? `could not be watched: ${apiErrorMessage(reason)}`
+          : reason.watchFailing
+            ? `was not seen finished within wait-timeout ${formatDuration(timeout)}: ${reason.watchFailing}`
+            : `did not finish within wait-timeout ${formatDuration(timeout)} (running for ${formatDuration(p.ageSeconds + timeout)})`
         result.errors.push(`Job ${key(p)} ${why}; nothing was deleted`)
       }
       if (actions.down.error) result.errors.push(`${actions.down.error.message}; nothing was deleted`)
@@ -158,7 +162,9 @@ async function prune(run: Run): Promise<boolean> {
       const job = (settled[i] as PromiseFulfilledResult<JobRecord | undefined>).value
       const again = job && plan.redecide(job, new Date())
       if (!again) run.outcomes.set(key(p), { ...outcome(p, 'gone', 'finished, and deleted by someone else while it was waited for'), waited: true })
-      else if (again.action !== 'delete') run.outcomes.set(key(p), { ...outcome(again, 'kept'), waited: true })
+      // Kept: it became a hook, or left the scope (relabelled by an operator keeping it for inspection).
+      else if (again.action !== 'delete')
+        run.outcomes.set(key(p), { ...outcome(again, 'kept', `changed while it was waited for: ${again.reason}`), waited: true })
       else {
         run.outcomes.set(key(p), { ...outcome(again, 'kept'), waited: true })
         toDelete.push(again)
@@ -189,13 +195,22 @@ async function awaitGone(run: Run, deleted: PlannedJob[]): Promise<void> {
             Object.assign(out, { result: 'error', reason: `deleted; not seen gone: ${UNREACHABLE}` })
             return
           }
-          const stuck = await run.actions.client.getJob(p.namespace, p.name).catch(() => undefined)
-          const foreign = (stuck?.metadata?.finalizers ?? []).filter((f) => !KUBERNETES_FINALIZERS.has(f))
+          const stuck = await run.actions.client.getJob(p.namespace, p.name).catch(() => 'unreadable' as const)
+          if (!(e instanceof WaitTimeout)) {
+            // The watch itself failed (a 403: no time passed): read once. Gone is what was awaited.
+            if (stuck === undefined) return
+            const seen = stuck === 'unreadable' ? 'it could not be read either' : 'it was still there when read right after'
+            out.result = 'error'
+            out.reason = `deleted, but not seen gone: the watch failed (${apiErrorMessage(e)}); ${seen}, so whether it is gone is unknown`
+            result.errors.push(`Job ${key(p)} was deleted, but whether it is gone is unknown: ${apiErrorMessage(e)}; ${seen}`)
+            return
+          }
+          const foreign = (stuck === 'unreadable' ? [] : (stuck?.metadata?.finalizers ?? [])).filter((f) => !KUBERNETES_FINALIZERS.has(f))
           out.result = 'error'
           out.reason =
             foreign.length > 0
               ? `deleted, but stuck on finalizer ${foreign.join(', ')} (job-sweeper does not remove finalizers it does not own)`
-              : `deleted, but still present: ${e instanceof WaitTimeout ? 'timed out' : apiErrorMessage(e)}`
+              : 'deleted, but still present: timed out'
           result.errors.push(`Job ${key(p)} was deleted but is not gone after ${formatDuration(settings.waitTimeoutSeconds)}: ${out.reason}`)
         } finally {
           pending.delete(key(p))
@@ -244,18 +259,32 @@ async function post(run: Run): Promise<void> {
               again.ttlSeconds === null
                 ? `${which} is never: kept until removed`
                 : `deleted ${which} ${formatRetention(again.ttlSeconds ?? null)} after it finished`
-            Object.assign(out, exact, {
-              waited: true,
-              reason: `${again.status} after waiting; ${again.chartTtl || again.keptByCount ? again.reason : words}`
-            })
-            if (again.status === 'failed' && exact.result === 'ttl-set') failedJob(again)
+            if (exact.result === 'ttl-set') {
+              Object.assign(out, exact, {
+                waited: true,
+                reason: `${again.status} after waiting; ${again.chartTtl || again.keptByCount ? again.reason : words}`
+              })
+              if (again.status === 'failed') failedJob(again)
+            } else {
+              // Not set (its logs could not be saved, the patch failed, it is gone): the row keeps
+              // the failure's words, and the TTL column the retention it was given before the wait.
+              const told = exact.result !== 'error' || exact.reason.endsWith(UNREACHABLE)
+              const before = told ? '' : `; it keeps what it was given before the wait (TTL: ${out.retention ?? '—'})`
+              Object.assign(out, exact, { waited: true, retention: out.retention, reason: `${again.status} after waiting; ${exact.reason}${before}` })
+            }
           } else Object.assign(out, { status: again.status, reason: `${again.status}: ${again.reason}` })
         } catch (e) {
-          if (e instanceof WaitTimeout) {
-            result.warnings.push(`Job ${key(p)} was still running after wait-for-jobs ${formatDuration(limit)}; it keeps the upper-bound TTL`)
+          // keep-last's newest get no TTL while they run; the others the upper bound.
+          const keeps = p.keptByCount ? 'it keeps no TTL (keep-last keeps it among the newest of its group)' : 'it keeps the upper-bound TTL'
+          if (e instanceof WaitTimeout && e.watchFailing) {
+            // Not "still running": it was not seen at all, so the step fails rather than warns.
+            result.errors.push(`Job ${key(p)} was not seen finished within wait-for-jobs ${formatDuration(limit)}: ${e.watchFailing}; ${keeps}`)
+            out.reason = `${out.reason}; not seen finished: ${e.watchFailing}`
+          } else if (e instanceof WaitTimeout) {
+            result.warnings.push(`Job ${key(p)} was still running after wait-for-jobs ${formatDuration(limit)}; ${keeps}`)
             out.reason = `${out.reason}; still running after ${formatDuration(limit)}`
           } else if (isUnreachable(e, actions)) out.reason = `${out.reason}; not seen finished: ${UNREACHABLE}`
-          else result.errors.push(`Job ${key(p)} could not be watched: ${apiErrorMessage(e)}; it keeps the upper-bound TTL`)
+          else result.errors.push(`Job ${key(p)} could not be watched: ${apiErrorMessage(e)}; ${keeps}`)
         } finally {
           pending.delete(key(p))
         }

@@ -25,7 +25,7 @@ import type {
 import { KubeClusterObjects, type ClusterObjects } from './objects.ts'
 import { streamLog, type LogQuery } from './log-stream.ts'
 import { Rest, seg, type Method, type RestOptions } from './rest.ts'
-import { ClusterUnreachable, DEFAULT_RETRY, isTransient, withRetry, type RetryPolicy } from './retry.ts'
+import { ClusterUnreachable, DEFAULT_RETRY, isTransient, NoAnswer, withRetry, type RetryPolicy } from './retry.ts'
 
 export type * from './jobs-client.ts'
 
@@ -33,6 +33,10 @@ const jobsPath = (namespace: string): string => `/apis/batch/v1/namespaces/${seg
 const MERGE_PATCH = 'application/merge-patch+json'
 /** Server-side apply, as Helm 4 sends it (the body is JSON, which is YAML too). */
 const APPLY_PATCH = 'application/apply-patch+yaml'
+
+// client-node's Watch (its private requestTimeoutMs): the deadline for the answer's headers, then
+// for each silence of the stream.
+const WATCH_TIMEOUT_S = 30
 
 // The deadline of the attempt in progress, for send() to hand to the request.
 const attemptSignal = new AsyncLocalStorage<AbortSignal>()
@@ -246,12 +250,24 @@ export class KubeJobsClient implements JobsClient {
 
   async watchJobs(namespace: string, resourceVersion: string, handler: WatchHandler, done: (error: unknown) => void): Promise<{ abort(): void }> {
     this.sent++
-    return this.watcher.watch(
+    // client-node's Watch ends with the same TimeoutError whether the server never answered the
+    // request or a healthy watch sent nothing for a while. Before the answer's headers (watch()
+    // resolves with them) it is the former: a server that accepts connections and never replies.
+    let answered = false
+    const ended = (error: unknown): void => {
+      const timedOut = (error as { name?: string } | null)?.name === 'TimeoutError'
+      done(
+        timedOut && !answered ? new NoAnswer(`no answer to the watch of Jobs in namespace ${namespace} within ${WATCH_TIMEOUT_S}s`, { cause: error }) : error
+      )
+    }
+    const watch = await this.watcher.watch(
       `/apis/batch/v1/namespaces/${encodeURIComponent(namespace)}/jobs`,
       { resourceVersion, allowWatchBookmarks: true },
       (type: string, object: Record<string, unknown>) => handler(type, object),
-      done
+      ended
     )
+    answered = true
+    return watch
   }
 
   async listPodsOfJob(namespace: string, jobUid: string): Promise<V1Pod[]> {

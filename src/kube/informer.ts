@@ -2,6 +2,8 @@
 // question of a run, as client-go's informer does for the TTL-after-finished controller: it
 // continues from the resourceVersion of the list the plan was made from, with bookmarks, relists
 // on 410 Gone, reconnects after transient failures, and fails every wait at once on a 401/403.
+// A watch the server never answers (it accepts connections and never replies) is a failure, not
+// a quiet watch: it counts toward "cluster unreachable" within the same budget as requests.
 //
 // Hand-written rather than client-node's ListWatch (makeInformer): that one asks for no
 // bookmarks, stops for good on any error that is not a 410, and caches whole Job objects; this one
@@ -10,11 +12,21 @@ import type { V1Job } from '@kubernetes/client-node'
 import { apiErrorMessage, statusCode } from './errors.ts'
 import type { JobsClient } from './client.ts'
 import { toJobRecord, type JobRecord } from './job-record.ts'
-import { ClusterUnreachable, DEFAULT_RETRY, isTransient, networkMessage, type RetryPolicy } from './retry.ts'
+import { ApiError } from './rest.ts'
+import { ClusterUnreachable, DEFAULT_RETRY, isTransient, networkMessage, NoAnswer, type RetryPolicy } from './retry.ts'
 
 /** A wait that ran out of time. */
 export class WaitTimeout extends Error {
   override name = 'WaitTimeout'
+  /**
+   * Set when the watch was failing as time ran out (not yet for the whole budget): the Job was not
+   * seen, so whether it finished is unknown. `the watch of Jobs in namespace x has failed for 40s (last: …)`.
+   */
+  readonly watchFailing?: string
+  constructor(message: string, watchFailing?: string) {
+    super(message)
+    this.watchFailing = watchFailing
+  }
 }
 
 /** The watch cannot go on (forbidden, or the cluster unreachable for the whole retry budget). */
@@ -38,6 +50,9 @@ interface Tracked {
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
 
+/** A watch failure in words: `no answer … within 30s`, `connect ECONNREFUSED …`, or the API server's message. */
+const lastFailure = (error: unknown): string => (error instanceof NoAnswer ? error.message : (networkMessage(error) ?? apiErrorMessage(error)))
+
 export class JobInformer {
   private readonly tracked = new Map<string, Tracked>()
   private connection: { abort(): void } | undefined
@@ -46,6 +61,12 @@ export class JobInformer {
   private failure: Error | undefined
   private failingSince: number | undefined
   private reconnects = 0
+  /** When the watch in progress was requested. */
+  private connectedAt = 0
+  /** An ERROR event in the stream other than 410: how the watch in progress ended. */
+  private streamError: ApiError | undefined
+  /** The last failure of the watch, while it is failing. */
+  private lastError: unknown
 
   private readonly client: JobsClient
   readonly namespace: string
@@ -88,7 +109,7 @@ export class JobInformer {
         reject,
         timer: setTimeout(() => {
           t.waiters.delete(waiter)
-          reject(new WaitTimeout(`timed out waiting for Job ${this.namespace}/${job.metadata?.name}`))
+          reject(new WaitTimeout(`timed out waiting for Job ${this.namespace}/${job.metadata?.name}`, this.failingWords()))
         }, timeoutMs)
       }
       t.waiters.add(waiter)
@@ -112,6 +133,8 @@ export class JobInformer {
     while (!this.stopped && !this.failure) {
       try {
         if (!this.resourceVersion) await this.relist()
+        this.connectedAt = Date.now()
+        this.streamError = undefined
         const ended = new Promise<unknown>((resolve) => {
           void this.client
             .watchJobs(this.namespace, this.resourceVersion, (type, object) => this.onEvent(type, object), resolve)
@@ -123,7 +146,7 @@ export class JobInformer {
         const error = await ended
         this.connection = undefined
         if (this.stopped) return
-        await this.afterWatch(error)
+        await this.afterWatch(this.streamError ?? error)
       } catch (e) {
         if (this.stopped) return
         await this.afterWatch(e)
@@ -156,18 +179,29 @@ export class JobInformer {
       )
       return
     }
-    this.failingSince ??= Date.now()
+    // A watch never answered failed from when it was sent, as a request's budget counts from its first attempt.
+    this.failingSince ??= error instanceof NoAnswer ? this.connectedAt : Date.now()
+    this.lastError = error
     const failing = Date.now() - this.failingSince
-    if (failing > this.retry.budgetMs) {
+    this.reconnects++
+    const delay = Math.random() * Math.min(this.retry.maxDelayMs, this.retry.baseDelayMs * 2 ** Math.min(this.reconnects, 10))
+    // As withRetry: no attempt that would begin past the budget.
+    if (failing + delay > this.retry.budgetMs) {
       this.fail(
         new ClusterUnreachable(
-          `cluster unreachable: the watch of Jobs in namespace ${this.namespace} kept failing for ${Math.round(failing / 1000)}s (last: ${networkMessage(error) ?? apiErrorMessage(error)})`
+          `cluster unreachable: the watch of Jobs in namespace ${this.namespace} kept failing for ${Math.round(failing / 1000)}s (last: ${lastFailure(error)})`
         )
       )
       return
     }
-    this.reconnects++
-    await sleep(Math.random() * Math.min(this.retry.maxDelayMs, this.retry.baseDelayMs * 2 ** Math.min(this.reconnects, 10)))
+    await sleep(delay)
+  }
+
+  /** How the watch is failing, if it is (see WaitTimeout.watchFailing). */
+  private failingWords(): string | undefined {
+    if (this.failingSince === undefined) return undefined
+    const seconds = Math.round((Date.now() - this.failingSince) / 1000)
+    return `the watch of Jobs in namespace ${this.namespace} has failed for ${seconds}s (last: ${lastFailure(this.lastError)})`
   }
 
   private async relist(): Promise<void> {
@@ -179,8 +213,15 @@ export class JobInformer {
 
   private onEvent(type: string, object: Record<string, unknown>): void {
     if (type === 'ERROR') {
-      // A Status inside the stream: 410 Gone means the resourceVersion is too old.
-      if ((object as { code?: number }).code === 410) this.resourceVersion = ''
+      // A Status inside the stream: 410 Gone means the resourceVersion is too old (the server
+      // ends the stream; a relist follows). Any other is how this watch failed: a 5xx counts
+      // toward the budget, a 403 fails every wait, as the same answer to the request would.
+      const status = object as { code?: number }
+      if (status.code === 410) this.resourceVersion = ''
+      else {
+        this.streamError = new ApiError(status.code ?? 500, JSON.stringify(object), {}, `the watch of Jobs in namespace ${this.namespace}`)
+        this.connection?.abort()
+      }
       return
     }
     this.failingSince = undefined

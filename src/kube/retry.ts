@@ -22,6 +22,14 @@ export class ClusterUnreachable extends Error {
   override name = 'ClusterUnreachable'
 }
 
+/**
+ * A request that got no answer at all before its deadline: the server accepted the connection and
+ * never replied. Transient (its cause is the deadline's TimeoutError), and never a quiet watch.
+ */
+export class NoAnswer extends Error {
+  override name = 'NoAnswer'
+}
+
 /** One request kept failing for the whole budget while the API server answered others. */
 export class RetriesExhausted extends Error {
   override name = 'RetriesExhausted'

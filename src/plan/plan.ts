@@ -4,6 +4,7 @@
 import type { JobRecord } from '../kube/job-record.ts'
 import type { HarvestLogs, Phase, Settings } from '../settings/settings.ts'
 import { formatDuration } from '../settings/duration.ts'
+import { matchesSelector } from '../settings/selector.ts'
 import { ageSeconds, belongsToRelease, finishedAt, hookAnnotation, isFinished, jobStatus, managedElsewhere, type JobStatus } from './predicates.ts'
 
 /**
@@ -78,18 +79,25 @@ export interface Plan {
   resourceVersions: Record<string, string>
   /** Pre: the phase ends only once every deleted Job is gone, so the upgrade cannot meet it. */
   awaitGone: boolean
-  /** The same decision on a fresh copy of a Job (undefined: no longer in scope), to re-check before acting. */
-  redecide: (job: JobRecord, now: Date) => PlannedJob | undefined
+  /** The same decision on a fresh copy of a Job, to re-check before acting (out of scope by now: keep, saying why). */
+  redecide: (job: JobRecord, now: Date) => PlannedJob
+}
+
+/** Why the Job is not one the settings' scope names (every given scope field must match), or undefined if it is. */
+export function outOfScope(job: JobRecord, observed: Observed, settings: Settings): string | undefined {
+  const name = job.metadata?.name ?? ''
+  const { release, jobs, selector } = settings.scope
+  if (release !== undefined && !belongsToRelease(job, release, job.metadata?.namespace ?? observed.namespace)) return `not annotated as of release ${release}`
+  if (jobs !== undefined && !jobs.includes(name)) return 'not one of the Jobs named in jobs'
+  if (observed.manifest !== undefined && !observed.manifest.has(name)) return 'not rendered by the manifest'
+  // The list applied the selector already; a fresh copy (after a wait, after a 409) may have been relabelled since.
+  if (selector !== undefined && !matchesSelector(selector, job.metadata?.labels)) return `its labels no longer match selector '${selector}'`
+  return undefined
 }
 
 /** The Job is one the settings' scope names (all given scope fields must match). */
 export function inScope(job: JobRecord, observed: Observed, settings: Settings): boolean {
-  const name = job.metadata?.name ?? ''
-  const { release, jobs } = settings.scope
-  if (release !== undefined && !belongsToRelease(job, release, job.metadata?.namespace ?? observed.namespace)) return false
-  if (jobs !== undefined && !jobs.includes(name)) return false
-  if (observed.manifest !== undefined && !observed.manifest.has(name)) return false
-  return true
+  return outOfScope(job, observed, settings) === undefined
 }
 
 /** The Jobs a phase decides on: in scope, and not hook Jobs unless include-hooks (keep-last ranks these). */
@@ -230,7 +238,8 @@ export class Planner {
       jobs,
       resourceVersions: listed.resourceVersions ?? {},
       awaitGone: this.phase === 'pre',
-      redecide: (job, at) => planOne(job, observed, settings, at, decide)
+      redecide: (job, at) =>
+        planOne(job, observed, settings, at, decide) ?? { ...facts(job, observed, at), reason: `no longer in scope: ${outOfScope(job, observed, settings)}` }
     }
   }
 }

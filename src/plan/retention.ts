@@ -133,8 +133,19 @@ function withKeepLast(p: PlannedJob, decision: Decision, keepLast: KeepLast | un
   const verdict = decision.action === 'keep' ? undefined : keepLast?.verdict(p.job)
   if (!verdict || verdict.standing === 'earlier-failure') return decision
   if (verdict.standing !== 'newest') return { ...decision, reason: `${verdict.words}; ${decision.reason}` }
-  // A running Job waited for gets the upper bound until it finishes; then it is decided again.
-  if (decision.action === 'wait') return { ...decision, reason: `${verdict.words}; ${decision.reason}` }
+  // A running Job waited for is among the newest whatever it ends as (a failure is ranked apart,
+  // and decided again once it finishes): no TTL while it runs, not the upper bound, which would
+  // stay if the wait timed out and let the TTL controller delete a Job keep-last keeps.
+  if (decision.action === 'wait') {
+    const failed = `a failure gets failure-grace ${formatRetention(settings.failureGraceSeconds)}`
+    return {
+      ...decision,
+      ttlSeconds: null,
+      keptByCount: true,
+      retention: 'none while among the newest',
+      reason: `${verdict.words}: no TTL while it runs; waiting up to ${formatDuration(settings.waitForJobsSeconds)} for its outcome (${failed})`
+    }
+  }
   const why = settings.ttlSeconds === null ? '' : `; ttl ${formatDuration(settings.ttlSeconds)} applies once it is older`
   return { action: 'set-ttl', ttlSeconds: null, keptByCount: true, reason: `${verdict.words}: no TTL${why}`, retention: 'none while among the newest' }
 }

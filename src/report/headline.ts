@@ -15,14 +15,14 @@ const MAX_QUOTED = 160
 /** What one outcome counts as in the headline. */
 type Tally = 'pruned' | 'TTL set' | 'kept' | 'gone' | 'failed' | 'blocked'
 
-function tallyOf(result: OutcomeKind, phase: RunResult['phase']): Tally {
+function tallyOf(result: OutcomeKind): Tally {
   switch (result) {
     case 'pruned':
     case 'would-prune':
       return 'pruned'
     case 'gone':
-      // Before an upgrade (or in a sweep) a Job someone else deleted is as good as pruned.
-      return phase === 'post' ? 'gone' : 'pruned'
+      // Someone else deleted it: not counted as pruned (the outputs list it apart, as `gone`).
+      return 'gone'
     case 'ttl-set':
     case 'would-set-ttl':
       return 'TTL set'
@@ -40,7 +40,7 @@ function tallyOf(result: OutcomeKind, phase: RunResult['phase']): Tally {
 export function countsOf(result: RunResult): string {
   const tally = new Map<Tally, number>()
   for (const o of result.outcomes) {
-    const t = tallyOf(o.result, result.phase)
+    const t = tallyOf(o.result)
     tally.set(t, (tally.get(t) ?? 0) + 1)
   }
   const n = (t: Tally): number => tally.get(t) ?? 0
@@ -51,7 +51,8 @@ export function countsOf(result: RunResult): string {
       : result.phase === 'pre'
         ? [`${n('pruned')} ${would ?? 'pruned'}`, `${waitedCount(result.outcomes)} waited`, `${n('kept')} kept`]
         : [`${n('pruned')} ${would ?? 'pruned'}`, `${n('kept')} kept`]
-  for (const t of ['gone', 'failed', 'blocked'] as const) if (n(t) > 0) parts.push(`${n(t)} ${t}`)
+  if (n('gone') > 0) parts.push(`${n('gone')} already gone`)
+  for (const t of ['failed', 'blocked'] as const) if (n(t) > 0) parts.push(`${n(t)} ${t}`)
   return parts.join(' · ')
 }
 

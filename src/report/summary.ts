@@ -4,7 +4,7 @@ import { formatDuration } from '../settings/duration.ts'
 import { headlineOf, type Headline } from './headline.ts'
 import { escapeHtml, escapeMarkdown } from './markdown.ts'
 
-/** One Job in an output: the JSON shape of the pruned, kept, waited and ttl-set outputs. */
+/** One Job in an output: the JSON shape of the pruned, gone, kept, waited and ttl-set outputs. */
 export interface OutputJob {
   namespace: string
   name: string
@@ -12,8 +12,8 @@ export interface OutputJob {
   reason: string
 }
 
-/** The list outputs: pruned, kept, waited and ttl-set. */
-export type OutputLists = { pruned: OutputJob[]; kept: OutputJob[]; waited: OutputJob[]; 'ttl-set': OutputJob[] }
+/** The list outputs: pruned, gone, kept, waited and ttl-set. */
+export type OutputLists = { pruned: OutputJob[]; gone: OutputJob[]; kept: OutputJob[]; waited: OutputJob[]; 'ttl-set': OutputJob[] }
 
 export interface Report {
   markdown: string
@@ -34,7 +34,9 @@ const MAX_PROBLEMS = 50
 /** A list output holds as many Jobs as fit in this many bytes of JSON. */
 export const OUTPUT_BYTES = 64 * 1024
 
-const PRUNED: OutcomeKind[] = ['pruned', 'would-prune', 'gone']
+// The Jobs job-sweeper deleted. One someone else deleted first is `gone`, listed apart: `pruned`
+// says what this run did (a workflow uploads the logs of what it pruned).
+const PRUNED: OutcomeKind[] = ['pruned', 'would-prune']
 const TTL_SET: OutcomeKind[] = ['ttl-set', 'would-set-ttl']
 
 /** What happened to a Job, in the words of the Outcome column. */
@@ -110,8 +112,9 @@ export interface Summary {
 
 export function summarize(result: RunResult): Summary {
   const pruned = result.outcomes.filter((o) => PRUNED.includes(o.result))
+  const gone = result.outcomes.filter((o) => o.result === 'gone')
   const ttlSet = result.outcomes.filter((o) => TTL_SET.includes(o.result))
-  const kept = result.outcomes.filter((o) => !PRUNED.includes(o.result) && !TTL_SET.includes(o.result))
+  const kept = result.outcomes.filter((o) => !PRUNED.includes(o.result) && !TTL_SET.includes(o.result) && o.result !== 'gone')
   const waited = result.outcomes.filter((o) => o.waited)
   const endedAt = result.endedAt === undefined ? undefined : new Date(result.endedAt)
   // One namespace is in the title already; the pre phase sets no TTL.
@@ -140,7 +143,7 @@ export function summarize(result: RunResult): Summary {
     tails: result.outcomes.filter((o) => o.status === 'failed' && o.logs).flatMap((o) => (o.logs?.tails ?? []).map((t) => ({ job: o.name, ...t }))),
     errors: result.errors,
     warnings: result.warnings,
-    outputs: { pruned: pruned.map(toOutput), kept: kept.map(toOutput), waited: waited.map(toOutput), 'ttl-set': ttlSet.map(toOutput) }
+    outputs: { pruned: pruned.map(toOutput), gone: gone.map(toOutput), kept: kept.map(toOutput), waited: waited.map(toOutput), 'ttl-set': ttlSet.map(toOutput) }
   }
 }
 

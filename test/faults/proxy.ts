@@ -40,6 +40,12 @@ export type PauseMode =
   | 'reset'
   /** Connections are accepted and never answered (the client's timeout fires). */
   | 'hang'
+  /**
+   * Connections and TLS are accepted, requests are read and never answered: an overloaded API
+   * server, or a load balancer whose backend is gone. The client's connect succeeds; only its
+   * deadline for the answer fires.
+   */
+  | 'unanswered'
 
 export interface FaultProxyOptions {
   /** Seed of the generator behind rules' `probability` (default: random). */
@@ -153,7 +159,7 @@ export class FaultProxy {
     raw.on('close', () => this.sockets.delete(raw))
     raw.on('error', () => undefined)
     if (this.paused === 'reset') raw.resetAndDestroy()
-    if (this.paused) return
+    if (this.paused && this.paused !== 'unanswered') return
     const tls = new TLSSocket(raw, { isServer: true, secureContext: this.secureContext, ALPNProtocols: ['http/1.1'] })
     tls.on('error', () => raw.destroy())
     this.rawOf.set(tls, raw)
@@ -166,6 +172,7 @@ export class FaultProxy {
     const key: RequestKey = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams }
     const entry: ProxiedRequest = { method: key.method, path: key.path, query: url.search.slice(1) }
     this.requests.record(entry)
+    if (this.paused === 'unanswered') return // held until the client gives up, or resume() resets it
     const fault = this.rules.find((rule) => rule.fires(key, this.random))?.rule.fault
     if (fault) entry.fault = fault.kind
 

@@ -5,7 +5,7 @@ import { planPost, planSweep } from '../../src/plan/retention.ts'
 import { parseSettings, type Settings } from '../../src/settings/settings.ts'
 import { NOW, newJob, type JobShape } from './jobs.ts'
 
-const settings = (inputs: Record<string, string>): Settings => parseSettings((name) => ({ selector: 'a=b', namespace: 'prod', ...inputs })[name] ?? '', {})
+const settings = (inputs: Record<string, string>): Settings => parseSettings((name) => ({ selector: '!x', namespace: 'prod', ...inputs })[name] ?? '', {})
 const observed = (jobs: JobShape[]): Observed => ({ namespace: 'prod', jobs: jobs.map(newJob) })
 
 test.each([
@@ -193,7 +193,11 @@ test('post with wait-for-jobs: the running newest is waited for, then decided ag
   const jobs = [...revisions(1), { name: 'migrate-2', release: 'app', status: 'running' as const, age: 30 }]
   const plan = planPost(observed(jobs), settings({ phase: 'post', 'keep-last': '1', ttl: '5m', 'wait-for-jobs': '5m' }), NOW)
   const running = plan.jobs.find((p) => p.name === 'migrate-2')
-  expect([running?.action, running?.ttlSeconds]).toEqual(['wait', 86400]) // the upper bound while it runs
+  // No TTL while it runs (not the upper bound, which a wait that times out would leave on a Job keep-last keeps).
+  expect([running?.action, running?.ttlSeconds, running?.keptByCount, running?.retention]).toEqual(['wait', null, true, 'none while among the newest'])
+  expect(running?.reason).toBe(
+    'the newest of group migrate (keep-last 1): no TTL while it runs; waiting up to 5m for its outcome (a failure gets failure-grace 1d)'
+  )
   const succeeded = plan.redecide(newJob({ name: 'migrate-2', release: 'app', age: 40, finishedAgo: 1 }), NOW)
   expect([succeeded?.action, succeeded?.ttlSeconds, succeeded?.keptByCount]).toEqual(['set-ttl', null, true])
   const failed = plan.redecide(newJob({ name: 'migrate-2', release: 'app', status: 'failed', age: 40, finishedAgo: 1 }), NOW)

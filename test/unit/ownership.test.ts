@@ -7,7 +7,7 @@ import { planPost } from '../../src/plan/retention.ts'
 import { parseSettings, type Settings } from '../../src/settings/settings.ts'
 import { NOW, newJob } from './jobs.ts'
 
-const settings = (inputs: Record<string, string>): Settings => parseSettings((name) => ({ selector: 'a=b', namespace: 'prod', ...inputs })[name] ?? '', {})
+const settings = (inputs: Record<string, string>): Settings => parseSettings((name) => ({ selector: '!x', namespace: 'prod', ...inputs })[name] ?? '', {})
 
 /** A managedFields entry owning the given fields (as `metadata.annotations.<key>`, `spec.<field>`). */
 function entry(manager: string, operation: 'Apply' | 'Update', paths: string[], subresource?: string): V1ManagedFieldsEntry {

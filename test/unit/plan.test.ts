@@ -198,6 +198,25 @@ describe('Jobs that are not simply running', () => {
     const fresh = newJob({ name: 'app-migrate', release: 'app', hook: 'pre-upgrade' })
     expect(plan.redecide(newJob({ name: 'app-migrate', release: 'app' }), NOW)?.action).toBe('delete')
     expect(plan.redecide(fresh, NOW)?.action).toBe('keep')
-    expect(plan.redecide(newJob({ name: 'app-migrate', release: 'other' }), NOW)).toBeUndefined()
+    // Out of scope by now: kept, saying which part of the scope it left.
+    const other = plan.redecide(newJob({ name: 'app-migrate', release: 'other' }), NOW)
+    expect([other.action, other.reason]).toEqual(['keep', 'no longer in scope: not annotated as of release app'])
+  })
+  test('re-deciding applies the selector too: a fresh copy relabelled out of it is kept, one still matching is deleted', () => {
+    const selector = 'app.kubernetes.io/component=migrate,!job-sweeper.test/keep'
+    const matching = { 'app.kubernetes.io/component': 'migrate' }
+    const plan = planPrune({ namespace: 'prod', jobs: [newJob({ name: 'migrate', labels: matching })] }, settings({ selector }), NOW)
+    expect(plan.jobs.map((p) => p.action)).toEqual(['delete'])
+    expect(plan.redecide(newJob({ name: 'migrate', labels: matching }), NOW).action).toBe('delete')
+    const relabelled: Record<string, string>[] = [{ ...matching, 'job-sweeper.test/keep': 'inspect' }, { 'app.kubernetes.io/component': 'debug' }, {}]
+    for (const labels of relabelled) {
+      const again = plan.redecide(newJob({ name: 'migrate', labels }), NOW)
+      expect([again.action, again.reason]).toEqual(['keep', `no longer in scope: its labels no longer match selector '${selector}'`])
+    }
+  })
+  test('the plan itself applies the selector to what was listed', () => {
+    const jobs = [newJob({ name: 'in', labels: { tier: 'db' } }), newJob({ name: 'out', labels: { tier: 'web' } })]
+    const plan = planPrune({ namespace: 'prod', jobs }, settings({ selector: 'tier in (db,cache)' }), NOW)
+    expect(plan.jobs.map((p) => p.name)).toEqual(['in'])
   })
 })

@@ -29,12 +29,41 @@ test('headline counts pruned, waited and kept; every Job has a row', () => {
   expect(report.outputs['kept-count']).toBe('2')
 })
 
+test.each(['pre', 'sweep', 'post'] as const)(
+  '%s: a Job someone else deleted is listed as gone, never as pruned nor counted in the headline as pruned',
+  (phase) => {
+    const report = buildReport(
+      result(
+        [
+          outcome({ name: 'ours' }),
+          outcome({ name: 'theirs', result: 'gone', reason: 'succeeded; … — already gone' }),
+          outcome({ name: 'waited', result: 'gone', waited: true, action: 'wait', reason: 'finished, and deleted by someone else while it was waited for' }),
+          outcome({ name: 'kept', result: 'kept', action: 'keep' })
+        ],
+        { phase }
+      )
+    )
+    const names = (output: string): string[] => (JSON.parse(report.outputs[output]) as { name: string }[]).map((j) => j.name)
+    expect(names('pruned')).toEqual(['ours'])
+    expect(report.outputs['pruned-count']).toBe('1')
+    expect(names('gone')).toEqual(['theirs', 'waited'])
+    expect(report.outputs['gone-count']).toBe('2')
+    expect(names('kept')).toEqual(['kept'])
+    const counts = { pre: '1 pruned · 1 waited · 1 kept', sweep: '1 pruned · 1 kept', post: '0 TTL set · 1 waited · 1 kept' }[phase]
+    expect(report.markdown).toContain(`**✅ ${counts} · 2 already gone**`)
+    expect(report.markdown).toMatch(/^\| theirs \| succeeded \| already gone \|/m)
+    expect(report.markdown).toMatch(/^\| waited \| succeeded \| waited, then already gone \|/m)
+  }
+)
+
 test('a run with nothing to do still writes a one-line summary', () => {
   const report = buildReport(result([]))
   expect(report.markdown).toContain('**✅ No Jobs in scope: nothing to do.**')
   expect(report.outputs).toEqual({
     pruned: '[]',
     'pruned-count': '0',
+    gone: '[]',
+    'gone-count': '0',
     kept: '[]',
     'kept-count': '0',
     waited: '[]',

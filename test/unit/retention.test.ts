@@ -4,7 +4,7 @@ import type { JobAction } from '../../src/plan/plan.ts'
 import { parseSettings, type Settings } from '../../src/settings/settings.ts'
 import { NOW, newJob, type JobShape } from './jobs.ts'
 
-const settings = (inputs: Record<string, string>): Settings => parseSettings((name) => ({ selector: 'a=b', namespace: 'prod', ...inputs })[name] ?? '', {})
+const settings = (inputs: Record<string, string>): Settings => parseSettings((name) => ({ selector: '!x', namespace: 'prod', ...inputs })[name] ?? '', {})
 
 interface PostCase {
   name: string

@@ -7,7 +7,7 @@ import { parseSettings, type Settings } from '../../src/settings/settings.ts'
 import { NOW, newJob, type JobShape } from './jobs.ts'
 
 const settings = (inputs: Record<string, string> = {}): Settings =>
-  parseSettings((name) => ({ selector: 'a=b', namespace: 'prod', phase: 'sweep', ...inputs })[name] ?? '', {})
+  parseSettings((name) => ({ selector: '!x', namespace: 'prod', phase: 'sweep', ...inputs })[name] ?? '', {})
 
 // Expired (ttl 1h, finished 2h ago), not expired, running, and three revisions of one group.
 const shapes: JobShape[] = [
