@@ -93,12 +93,13 @@ export type StartFacts = Pick<JobRecord, 'metadata' | 'status'>
  * `pods`: the Job's pods (by controller-uid).
  */
 export function neverStarted(job: StartFacts, pods: V1Pod[], now: Date, stuckAfterSeconds: number): string | undefined {
-  if (pods.some(podRan)) return undefined
+  // A pod that succeeded ran its main containers, even once it is gone.
+  if (pods.some(podRan) || (job.status?.succeeded ?? 0) > 0) return undefined
   const since = (seconds: number): boolean => (now.getTime() - seconds) / 1000 >= stuckAfterSeconds
   if (pods.length === 0) {
-    // Pods that ran and are gone, or that are on their way: no pod is no proof.
-    const { active, succeeded, failed } = job.status ?? {}
-    if ((active ?? 0) > 0 || (succeeded ?? 0) > 0 || (failed ?? 0) > 0) return undefined
+    // Pods that failed and are gone, or that are on their way: no pod is no proof.
+    const { active, failed } = job.status ?? {}
+    if ((active ?? 0) > 0 || (failed ?? 0) > 0) return undefined
     const started = time(job.status?.startTime) ?? time(job.metadata?.creationTimestamp)
     if (started === undefined || !since(started)) return undefined
     return `never started: no pod in ${formatDuration((now.getTime() - started) / 1000)} (the Job's events say why: a quota, an admission webhook…)`

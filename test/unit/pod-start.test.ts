@@ -116,6 +116,11 @@ test.each([
   expect(verdict(pods)).toBeUndefined()
 })
 
+test('a pod of it succeeded (gone since: the Job counts it), the next cannot pull its image → not stuck', () => {
+  expect(verdict([imagePullBackOff(120)], { ...job, status: { succeeded: 1, active: 1 } })).toBeUndefined()
+  expect(verdict([imagePullBackOff(120)], { ...job, status: { failed: 1, active: 1 } })).toContain('ImagePullBackOff') // failures prove nothing ran
+})
+
 describe('a Job with no pod at all', () => {
   test('3m after it started, having counted none → stuck, saying no pod was made', () => {
     expect(verdict([], { ...newJob({ name: 'app-migrate', status: 'running', age: 180 }), status: {} })).toMatch(
