@@ -7,9 +7,10 @@ import { NAMES_SHOWN, someNames } from './execute/progress.ts'
 import { KubeJobsClient, type JobsClient } from './kube/client.ts'
 import { loadKubeConfig } from './kube/kubeconfig.ts'
 import { takeLeases, leaseName, runIdentity, scopeKey } from './kube/lease.ts'
-import { observe, observeSweep, sweepManifest, targetNamespace } from './observe/observe.ts'
+import { observe, observeStarts, observeSweep, sweepManifest, targetNamespace } from './observe/observe.ts'
 import { checkNamespaces, missingReleaseWarning } from './observe/preconditions.ts'
-import { planPrune, type Observed, type Plan, type PlannedJob } from './plan/plan.ts'
+import { decidable, planPrune, type Observed, type Plan, type PlannedJob } from './plan/plan.ts'
+import { jobStatus } from './plan/predicates.ts'
 import { planPost, sweepPlanner } from './plan/retention.ts'
 import { gitOpsWarnings } from './report/gitops.ts'
 import type { Phase, Settings } from './settings/settings.ts'
@@ -36,6 +37,16 @@ async function observed(out: Console, what: string, look: () => Promise<Observed
     out.info(`${o.listed ?? o.jobs.length} Job(s) ${what} in ${o.namespace}`)
     return o
   })
+}
+
+/**
+ * Pre and post: the Jobs in scope that look running are looked at through their pods, so that one
+ * that never started counts as stuck. A sweep reads no pods (README: Reliability).
+ */
+async function withStarts(client: JobsClient, settings: Settings, o: Observed, warn: (message: string) => void): Promise<Observed> {
+  const unfinished = decidable(o, settings).filter((job) => jobStatus(job) === 'running')
+  await observeStarts(client, unfinished, settings.stuckAfterSeconds, warn)
+  return o
 }
 
 // The plan's log lists each Job up to this many; beyond, it counts them by action.
@@ -110,10 +121,14 @@ async function observePlanExecute(phase: Phase, settings: Settings, client: Jobs
   let plan: Plan
   switch (phase) {
     case 'pre':
-      plan = planPrune(await observed(out, what, () => observe(client, settings, warn, true, (m) => out.info(m))), settings, now)
+      plan = planPrune(
+        await observed(out, what, async () => withStarts(client, settings, await observe(client, settings, warn, true, (m) => out.info(m)), warn)),
+        settings,
+        now
+      )
       break
     case 'post':
-      plan = planPost(await observed(out, what, () => observe(client, settings, warn, false)), settings, now)
+      plan = planPost(await observed(out, what, async () => withStarts(client, settings, await observe(client, settings, warn, false), warn)), settings, now)
       break
     case 'sweep': {
       // Planned page by page as the list arrives: a sweep of tens of thousands of Jobs holds the

@@ -131,6 +131,49 @@ test('a Job still running after wait-for-jobs keeps the upper-bound TTL, with a 
   expect((await getJob(ns, `${release}-slow`))?.spec?.ttlSecondsAfterFinished).toBe(7200)
 })
 
+test('wait-for-jobs on a new Job that never starts: the step fails well before the timeout, saying why; the other wait goes on', async () => {
+  const annotations = releaseAnnotations(ns)
+  await createJob({ namespace: ns, name: `${release}-migrate`, annotations, behaviour: 'image-pull-backoff', image: 'registry.example/app:1.2.4' })
+  await createJob({ namespace: ns, name: `${release}-seed`, annotations, runFor: '20s' }) // runs, and is waited for
+  await eventually(
+    'seed running',
+    () => getJob(ns, `${release}-seed`),
+    (j) => j?.status?.active === 1
+  )
+  const started = Date.now()
+  const run = await runAction({ phase: 'post', release, namespace: ns, 'wait-for-jobs': '3m', 'stuck-after': '10s', ttl: '10m', 'failure-grace': '2h' })
+  expect(Date.now() - started).toBeLessThan(90_000) // well under wait-for-jobs 3m
+  expect(run.code).toBe(1)
+  expect(run.stdout).toMatch(
+    new RegExp(
+      `::error::Job ${ns}/${release}-migrate never started: ImagePullBackOff \\(registry\\.example/app:1\\.2\\.4\\): no longer waited for after \\d+s of wait-for-jobs 3m; it keeps the upper-bound TTL`
+    )
+  )
+  expect(outputNames(run, 'waited')).toEqual([`${release}-migrate`, `${release}-seed`])
+  const rows = JSON.parse(run.outputs['ttl-set']) as { name: string; status: string; reason: string }[]
+  expect(rows.map((r) => [r.name, r.status])).toEqual([
+    [`${release}-migrate`, 'stuck'],
+    [`${release}-seed`, 'succeeded']
+  ])
+  // The seed's wait went on after the migration was given up: it got its exact TTL.
+  expect((await getJob(ns, `${release}-seed`))?.spec?.ttlSecondsAfterFinished).toBe(600)
+  expect((await getJob(ns, `${release}-migrate`))?.spec?.ttlSecondsAfterFinished).toBe(7200)
+  expect(run.summary).toMatch(new RegExp(`^\\| ${release}-migrate \\| stuck \\| waited, then TTL set \\| never started \\(\\d+s\\) \\|`, 'm'))
+})
+
+test('wait-for-jobs with fail-on-job-failure false: a Job already stuck when post begins is a warning, and is not waited for', async () => {
+  await createJob({ namespace: ns, name: `${release}-migrate`, annotations: releaseAnnotations(ns), behaviour: 'unschedulable' })
+  await sleep(3000)
+  const started = Date.now()
+  const run = await runAction({ phase: 'post', release, namespace: ns, 'wait-for-jobs': '3m', 'stuck-after': '2s', 'fail-on-job-failure': 'false' })
+  expect(Date.now() - started).toBeLessThan(60_000)
+  expect(run.code).toBe(0)
+  expect(run.stdout).toContain(
+    `::warning::Job ${ns}/${release}-migrate never started: 0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector: not waited for; it keeps the upper-bound TTL (fail-on-job-failure is false)`
+  )
+  expect(outputNames(run, 'waited')).toEqual([])
+})
+
 test('keep-last 1: post gives the newest revision no TTL (even one it had), and the older one its ttl, which the TTL controller acts on', async () => {
   const annotations = releaseAnnotations(ns)
   await createJob({ namespace: ns, name: `${release}-migrate-1`, annotations })

@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { outputNames, runAction, WORKFLOW_RUN_ENV, WORKFLOW_RUN_URL, type ActionRun } from './action.ts'
 import { batchApi, coreApi, createJob, eventually, getJob, jobCondition, kubectl, waitForJobCondition, type CommandResult } from './cluster/testenv.ts'
 import { pinnedKubernetesVersion } from './cluster/cluster.ts'
+import type { V1Pod } from '@kubernetes/client-node'
 import type { Decoy } from './decoys.ts'
 import { finishedReleaseJob, helmChart, immutableJobError, release, releaseAnnotations, useScenario } from './scenario.ts'
 
@@ -160,6 +161,9 @@ describe('a conflicting Job still running', () => {
     const run = await runAction({ release, namespace: ns, 'on-running': 'wait', 'wait-timeout': '3s' })
     expect(run.code).toBe(1)
     expect(run.stdout).toMatch(new RegExp(`::error::Job ${ns}/${name} did not finish within wait-timeout 3s \\(running for \\d+s\\); nothing was deleted`))
+    // The row and the error give the same age: the Job's when the wait gave up.
+    const age = new RegExp(`Job ${ns}/${name} did not finish within wait-timeout 3s \\(running for (\\d+s)\\)`).exec(run.stdout)?.[1]
+    expect(run.summary).toMatch(new RegExp(`^\\| ${name} \\| running \\| ❌ blocked \\| still running \\(${age}\\) \\|`, 'm'))
     expect((await getJob(ns, name))?.metadata?.uid).toBe(uid)
     expect(await getJob(ns, `${release}-old-finished`)).toBeDefined()
     expect(outputNames(run, 'pruned')).toEqual([])
@@ -208,4 +212,83 @@ test('dry-run changes nothing', async () => {
   expect(outputNames(run, 'pruned')).toEqual([`${release}-migrate`, `${release}-second`])
   const events = await coreApi().listNamespacedEvent({ namespace: ns, fieldSelector: 'reason=JobSwept' })
   expect(events.items).toEqual([])
+})
+
+describe('Jobs that never started', () => {
+  const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
+  /** Waits until the Job's pod shows what the scheduler or the kubelet says of it. */
+  async function podShows(name: string, what: (pod: V1Pod) => boolean): Promise<void> {
+    await eventually(
+      `a pod of ${name} never starting`,
+      async () => (await coreApi().listNamespacedPod({ namespace: ns, labelSelector: `job-name=${name}` })).items,
+      (pods) => pods.length === 1 && what(pods[0])
+    )
+  }
+  const unschedulable = (pod: V1Pod): boolean => pod.status?.conditions?.some((c) => c.type === 'PodScheduled' && c.reason === 'Unschedulable') === true
+  const waitingAs = (reason: string) => (pod: V1Pod) =>
+    [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])].some((s) => s.state?.waiting?.reason === reason)
+  // The logs of containers that never ran are not read (a kubelet answers 400): that is another
+  // change of its own, and kwok serves no log of a container's previous run. Harvesting a stuck
+  // Job as a failed one is the planner's (test/unit/plan.test.ts).
+  const NO_LOGS = { 'harvest-logs': 'none' }
+  const reasonOf = (run: ActionRun, name: string): string =>
+    (JSON.parse(run.outputs.pruned) as { name: string; reason: string }[]).find((j) => j.name === name)?.reason ?? ''
+
+  test("pre (on-running: wait, wait-timeout 3m) deletes the prior release's migrations that never started (unschedulable, ImagePullBackOff) without waiting; a running Job is still waited on", async () => {
+    const annotations = releaseAnnotations(ns)
+    await createJob({ namespace: ns, name: `${release}-migrate`, annotations, behaviour: 'unschedulable' })
+    await createJob({ namespace: ns, name: `${release}-seed`, annotations, behaviour: 'image-pull-backoff', image: 'registry.example/app:1.2.3' })
+    const worker = `${release}-worker`
+    await runningReleaseJob(worker) // its container runs: the positive control, waited on
+    await podShows(`${release}-migrate`, unschedulable)
+    await podShows(`${release}-seed`, waitingAs('ImagePullBackOff'))
+    await sleep(5000) // the pods are older than stuck-after
+
+    const started = Date.now()
+    const pending = runAction({ release, namespace: ns, 'wait-timeout': '3m', 'stuck-after': '5s', ...NO_LOGS })
+    await sleep(8000)
+    expect(jobCondition(await getJob(ns, worker))).toBeUndefined() // still waited on
+    releaseHold(worker)
+    const run = await pending
+    expectSucceeded(run)
+    expect(Date.now() - started).toBeLessThan(60_000) // well under wait-timeout 3m
+    expect(outputNames(run, 'pruned')).toEqual([`${release}-migrate`, `${release}-seed`, worker])
+    expect(outputNames(run, 'waited')).toEqual([worker])
+    expect(reasonOf(run, `${release}-migrate`)).toMatch(
+      /^never started: 0\/1 nodes are available: 1 node\(s\) didn't match Pod's node affinity\/selector; nothing ran/
+    )
+    expect(reasonOf(run, `${release}-seed`)).toMatch(/^never started: ImagePullBackOff \(registry\.example\/app:1\.2\.3\); nothing ran/)
+    expect(JSON.parse(run.outputs.pruned).map((j: { name: string; status: string }) => [j.name, j.status])).toEqual([
+      [`${release}-migrate`, 'stuck'],
+      [`${release}-seed`, 'stuck'],
+      [worker, 'succeeded']
+    ])
+    expect(run.summary).toMatch(
+      new RegExp(`^\\| ${release}-seed \\| stuck \\| pruned \\| never started \\(\\d+s\\) \\| .* \\| never started: ImagePullBackOff`, 'm')
+    )
+    expect(run.summary).toContain('never started: 0/1 nodes are available: 1 node(s) didn&#39;t match Pod&#39;s node affinity/selector')
+    for (const name of [`${release}-migrate`, `${release}-seed`, worker]) expect(await getJob(ns, name)).toBeUndefined()
+  })
+
+  test('Jobs that become stuck while pre waits on them (a missing Secret, a failing init container) are deleted then, not at wait-timeout', async () => {
+    const annotations = releaseAnnotations(ns)
+    await createJob({ namespace: ns, name: `${release}-migrate`, annotations, behaviour: 'create-container-config-error' })
+    await createJob({ namespace: ns, name: `${release}-seed`, annotations, behaviour: 'init-crash-loop' })
+    await podShows(`${release}-migrate`, waitingAs('CreateContainerConfigError'))
+    await podShows(`${release}-seed`, waitingAs('CrashLoopBackOff'))
+
+    // At the plan the pods are a few seconds old: running, waited on; at 15s they are stuck.
+    const started = Date.now()
+    const run = await runAction({ release, namespace: ns, 'wait-timeout': '3m', 'stuck-after': '15s', ...NO_LOGS })
+    expectSucceeded(run)
+    expect(Date.now() - started).toBeLessThan(60_000)
+    expect(outputNames(run, 'waited')).toEqual([`${release}-migrate`, `${release}-seed`])
+    expect(outputNames(run, 'pruned')).toEqual([`${release}-migrate`, `${release}-seed`])
+    expect(run.stdout).toContain(
+      `Job ${ns}/${release}-migrate never started: CreateContainerConfigError (secret "db-credentials" not found): no longer waited for`
+    )
+    expect(reasonOf(run, `${release}-seed`)).toMatch(/^never started: init container wait-for-db failed 4 times \(exit code 1\); nothing ran/)
+    expect(run.summary).toContain(`| ${release}-seed | stuck | waited, then pruned |`)
+    for (const name of [`${release}-migrate`, `${release}-seed`]) expect(await getJob(ns, name)).toBeUndefined()
+  })
 })

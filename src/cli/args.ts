@@ -133,7 +133,9 @@ ${COMMON}
 
 Running Jobs:
   --on-running WHAT       wait (default), delete or fail
-  --wait-timeout DURATION how long to wait (default 10m, at most 24d): 90s, 15m, 1h30m, 7d or seconds`,
+  --wait-timeout DURATION how long to wait (default 10m, at most 24d): 90s, 15m, 1h30m, 7d or seconds
+  --stuck-after DURATION  a Job whose pods never started a main container this long is stuck:
+                          deleted without waiting (default 2m)`,
   post: `Usage: job-sweeper post [flags]
 
 After the deployment: annotates the Jobs with their policy and sets ttlSecondsAfterFinished by
@@ -146,6 +148,8 @@ Retention:
   --failure-grace DURATION failed Jobs (default 24h), or never
   --wait-for-jobs DURATION wait for running Jobs, then set their exact TTL (default 0: no wait)
   --fail-on-job-failure BOOL exit 1 when a waited-for Job failed (default true)
+  --stuck-after DURATION  a Job whose pods never started a main container this long is stuck:
+                          no longer waited for, and an error (default 2m)
   --keep-last N           the N newest Jobs of each group get no TTL (default 0: off)
   --group-by LABEL        group Jobs no CronJob or Helm release groups by this label`,
   sweep: `Usage: job-sweeper sweep [flags]

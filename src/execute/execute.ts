@@ -9,13 +9,14 @@ import { JobInformer, WaitTimeout } from '../kube/informer.ts'
 import { ClusterUnreachable } from '../kube/retry.ts'
 import type { JobRecord } from '../kube/job-record.ts'
 import type { Plan, PlannedJob } from '../plan/plan.ts'
-import { jobStatus } from '../plan/predicates.ts'
+import { ageSeconds, jobStatus } from '../plan/predicates.ts'
 import { formatRetention } from '../plan/retention.ts'
 import { formatDuration } from '../settings/duration.ts'
 import type { Settings } from '../settings/settings.ts'
 import { deleteAction, isUnreachable, ttlAction, UNREACHABLE, type ActionContext } from './actions.ts'
 import { outcome, type ExecuteContext, type JobOutcome, type RunResult } from './outcome.ts'
 import { someNames, startProgress } from './progress.ts'
+import { StartPoller } from './start-poll.ts'
 
 // Kubernetes' own finalizers, which its controllers remove; any other one belongs to someone else.
 const KUBERNETES_FINALIZERS = new Set(['foregroundDeletion', 'orphan', 'batch.kubernetes.io/job-tracking'])
@@ -42,6 +43,21 @@ class Watches {
     return informer.waitFor(p.job, done, timeoutMs)
   }
 
+  /** The Job's last state the watch saw (the plan's before the watch started; undefined: gone). */
+  current(p: PlannedJob): JobRecord | undefined {
+    const informer = this.informers.get(p.namespace)
+    return informer ? informer.current(p.name) : p.job
+  }
+
+  /**
+   * Waits until `done` holds for the Job, as waitFor; or until its pods show it stuck (it never
+   * started: the watch of Jobs cannot tell), then gives its state with `neverStarted` set.
+   */
+  waitUnlessStuck(p: PlannedJob, starts: StartPoller, done: (job: JobRecord | undefined) => boolean, timeoutMs: number): Promise<JobRecord | undefined> {
+    const wait = this.waitFor(p, done, timeoutMs)
+    return starts.waitOrStuck(p.uid, () => this.current(p), wait)
+  }
+
   stop(): void {
     for (const i of this.informers.values()) i.stop()
   }
@@ -49,6 +65,9 @@ class Watches {
 
 const key = (p: { namespace: string; name: string }): string => `${p.namespace}/${p.name}`
 const stillRunning = (job: JobRecord | undefined): boolean => job !== undefined && jobStatus(job) === 'running'
+/** How a wait on a Job ended, for the log. */
+const ended = (job: JobRecord | undefined): string =>
+  !job ? 'is gone' : job.neverStarted ? `${job.neverStarted}: no longer waited for` : `finished: ${jobStatus(job)}`
 
 export async function execute(plan: Plan, client: JobsClient, settings: Settings, ctx: ExecuteContext): Promise<RunResult> {
   const result: RunResult = { phase: plan.phase, namespace: plan.namespace, dryRun: settings.dryRun, outcomes: [], errors: [], warnings: [] }
@@ -67,12 +86,14 @@ export async function execute(plan: Plan, client: JobsClient, settings: Settings
   const actions: ActionContext = { ...ctx, client, settings, plan, errors: result.errors, warnings: result.warnings, tailed: { count: 0 }, events, down: {} }
   const queue = new PQueue({ concurrency: settings.concurrency })
   const watches = new Watches(client, plan)
+  const starts = new StartPoller(client, settings.stuckAfterSeconds)
   const outcomes = new Map<string, JobOutcome>(plan.jobs.filter((p) => p.action === 'keep').map((p) => [key(p), outcome(p, 'kept')]))
-  const run = { actions, queue, watches, outcomes, settings, plan, result }
+  const run = { actions, queue, watches, starts, outcomes, settings, plan, result }
   try {
     if (plan.phase === 'post') await post(run)
     else if (!(await prune(run))) return result
   } finally {
+    starts.stop()
     watches.stop()
     await events.onIdle()
   }
@@ -89,6 +110,8 @@ interface Run {
   actions: ActionContext
   queue: PQueue
   watches: Watches
+  /** Lists the pods of the Jobs waited on, so that one that never starts ends its wait. */
+  starts: StartPoller
   outcomes: Map<string, JobOutcome>
   settings: Settings
   plan: Plan
@@ -118,7 +141,7 @@ async function onQueue(run: Run, jobs: PlannedJob[], verb: string, action: (p: P
 
 /** Pre and sweep: wait for running Jobs (all or nothing), delete, and (pre) wait until they are gone. */
 async function prune(run: Run): Promise<boolean> {
-  const { plan, settings, watches, actions, result } = run
+  const { plan, settings, watches, starts, actions, result } = run
   const toDelete = plan.jobs.filter((p) => p.action === 'delete')
   const toWait = plan.jobs.filter((p) => p.action === 'wait')
   if (toWait.length > 0) {
@@ -128,14 +151,16 @@ async function prune(run: Run): Promise<boolean> {
     const stop = startProgress(actions.info, () => `${toWait.length - pending.size}/${toWait.length} finished · still running: ${someNames(pending)}`)
     const settled = await Promise.allSettled(
       toWait.map(async (p) => {
-        const job = await watches.waitFor(p, (j) => !stillRunning(j), timeout * 1000)
+        const job = await watches.waitUnlessStuck(p, starts, (j) => !stillRunning(j), timeout * 1000)
         pending.delete(key(p))
-        actions.info(`Job ${key(p)} ${job ? `finished: ${jobStatus(job)}` : 'is gone'}`)
+        actions.info(`Job ${key(p)} ${ended(job)}`)
         return job
       })
     ).finally(stop)
     const failed = toWait.map((p, i) => ({ p, s: settled[i] })).filter(({ s }) => s.status === 'rejected')
     if (failed.length > 0) {
+      // The row and the error both give the Job's age when the wait gave up.
+      const gaveUp = new Date()
       // On a timeout nothing at all is deleted: the upgrade would fail on the running Job anyway.
       const blocked = (s: PromiseSettledResult<unknown>): string => {
         const reason = (s as PromiseRejectedResult).reason
@@ -145,6 +170,8 @@ async function prune(run: Run): Promise<boolean> {
         return `still running after waiting ${formatDuration(timeout)}`
       }
       result.outcomes = abandon(plan, new Map(failed.map(({ p, s }) => [key(p), blocked(s)])))
+      const ages = new Map(failed.map(({ p }) => [key(p), ageSeconds(p.job, gaveUp)]))
+      for (const o of result.outcomes) o.ageSeconds = ages.get(key(o)) ?? o.ageSeconds
       for (const { p, s } of failed) {
         const reason = (s as PromiseRejectedResult).reason
         if (reason instanceof ClusterUnreachable) continue
@@ -152,7 +179,7 @@ async function prune(run: Run): Promise<boolean> {
           ? `could not be watched: ${apiErrorMessage(reason)}`
           : reason.watchFailing
             ? `was not seen finished within wait-timeout ${formatDuration(timeout)}: ${reason.watchFailing}`
-            : `did not finish within wait-timeout ${formatDuration(timeout)} (running for ${formatDuration(p.ageSeconds + timeout)})`
+            : `did not finish within wait-timeout ${formatDuration(timeout)} (running for ${formatDuration(ageSeconds(p.job, gaveUp))})`
         result.errors.push(`Job ${key(p)} ${why}; nothing was deleted`)
       }
       if (actions.down.error) result.errors.push(`${actions.down.error.message}; nothing was deleted`)
@@ -224,7 +251,7 @@ async function awaitGone(run: Run, deleted: PlannedJob[]): Promise<void> {
 
 /** Post: every Job gets a TTL at once (running ones the upper bound); waited ones then the exact one. */
 async function post(run: Run): Promise<void> {
-  const { plan, settings, watches, actions, result, outcomes } = run
+  const { plan, settings, watches, starts, actions, result, outcomes } = run
   const act = plan.jobs.filter((p) => p.action === 'set-ttl' || p.action === 'wait')
   // First every Job gets a TTL, so none is left without one if the wait times out or is cancelled.
   await onQueue(run, act, 'given a TTL', (p) => ttlAction(p, p.ttlSeconds ?? null, actions))
@@ -233,9 +260,21 @@ async function post(run: Run): Promise<void> {
     if (settings.failOnJobFailure) result.errors.push(`Job ${key(p)} failed; ${kept} so it can be inspected`)
     else result.warnings.push(`Job ${key(p)} failed (fail-on-job-failure is false); ${kept}`)
   }
+  // A Job that never started will not finish: waiting for it would only run out wait-for-jobs.
+  const stuckJob = (p: { namespace: string; name: string }, why: string): void => {
+    const words = `Job ${key(p)} ${why}; it keeps the upper-bound TTL`
+    if (settings.failOnJobFailure) result.errors.push(words)
+    else result.warnings.push(`${words} (fail-on-job-failure is false)`)
+  }
   // With wait-for-jobs the phase promises "the step fails when a migration failed", also for one
-  // that had already failed when the phase began.
-  if (settings.waitForJobsSeconds > 0) for (const p of act) if (p.status === 'failed' && outcomes.get(key(p))?.result === 'ttl-set') failedJob(p)
+  // that had already failed (or was stuck) when the phase began.
+  if (settings.waitForJobsSeconds > 0) {
+    for (const p of act) {
+      if (outcomes.get(key(p))?.result !== 'ttl-set') continue
+      if (p.status === 'failed') failedJob(p)
+      if (p.status === 'stuck') stuckJob(p, `${p.job.neverStarted}: not waited for`)
+    }
+  }
 
   const toWait = act.filter((p) => p.action === 'wait' && outcomes.get(key(p))?.result === 'ttl-set')
   if (toWait.length === 0) return
@@ -249,7 +288,14 @@ async function post(run: Run): Promise<void> {
         const out = outcomes.get(key(p)) as JobOutcome
         out.waited = true
         try {
-          const job = await watches.waitFor(p, (j) => !stillRunning(j), limit * 1000)
+          const began = Date.now()
+          const job = await watches.waitUnlessStuck(p, starts, (j) => !stillRunning(j), limit * 1000)
+          if (job?.neverStarted && jobStatus(job) === 'stuck') {
+            const after = `no longer waited for after ${formatDuration((Date.now() - began) / 1000)} of wait-for-jobs ${formatDuration(limit)}`
+            Object.assign(out, { status: 'stuck', reason: `${job.neverStarted}; ${after}; it keeps the upper-bound TTL` })
+            stuckJob(p, `${job.neverStarted}: ${after}`)
+            return
+          }
           const again = job && plan.redecide(job, new Date())
           if (!again) Object.assign(out, { result: 'gone', reason: 'deleted while it was waited for' })
           else if (again.action === 'set-ttl') {

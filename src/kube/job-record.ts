@@ -10,11 +10,16 @@ export interface JobRecord {
     'name' | 'namespace' | 'uid' | 'resourceVersion' | 'creationTimestamp' | 'deletionTimestamp' | 'labels' | 'annotations' | 'finalizers' | 'ownerReferences'
   >
   spec?: Pick<V1JobSpec, 'suspend' | 'managedBy' | 'ttlSecondsAfterFinished'>
-  status?: Pick<V1JobStatus, 'conditions' | 'active' | 'ready' | 'terminating' | 'startTime' | 'completionTime'>
+  status?: Pick<V1JobStatus, 'conditions' | 'active' | 'ready' | 'terminating' | 'startTime' | 'completionTime' | 'succeeded' | 'failed'>
   /** Managers that server-side applied spec.ttlSecondsAfterFinished (Helm 4 installs charts so), from managedFields. */
   ttlAppliedBy?: string[]
   /** The job-sweeper.io/ labels and annotations another manager server-side applies (the chart sets them). */
   appliedMetadata?: AppliedMetadata
+  /**
+   * `never started: <why>` when none of its pods ever ran a main container for stuck-after
+   * (observe sets it from the pods: src/observe/pod-start.ts); only the verdict is kept, not the pods.
+   */
+  neverStarted?: string
 }
 
 /** Label and annotation keys (job-sweeper.io/ ones only) that another manager's server-side apply owns. */
@@ -101,7 +106,9 @@ export function toJobRecord(job: V1Job): JobRecord {
       ready: job.status?.ready,
       terminating: job.status?.terminating,
       startTime: date(job.status?.startTime),
-      completionTime: date(job.status?.completionTime)
+      completionTime: date(job.status?.completionTime),
+      succeeded: job.status?.succeeded,
+      failed: job.status?.failed
     },
     ttlAppliedBy: ttlAppliedByOf(job),
     appliedMetadata: appliedMetadataOf(job)

@@ -58,6 +58,8 @@ export interface JobsClient extends ClusterObjects {
   watchJobs(namespace: string, resourceVersion: string, handler: WatchHandler, done: (error: unknown) => void): Promise<{ abort(): void }>
   /** The pods the Job controller created for the Job with this UID. */
   listPodsOfJob(namespace: string, jobUid: string): Promise<V1Pod[]>
+  /** The pods of every Job with these UIDs in the namespace: one list per 50 Jobs (label selector `controller-uid in (…)`), not one per Job. */
+  listPodsOfJobs(namespace: string, jobUids: string[]): Promise<V1Pod[]>
   /** Streams a container's log to `file` (created 0600); `previous` reads the restart before the current one. */
   saveLog(namespace: string, pod: string, container: string, previous: boolean, limitBytes: number, file: string): Promise<SavedLog>
   /** Records a Kubernetes Event on the Job, once per Job and reason, so `kubectl get events` explains what happened. */

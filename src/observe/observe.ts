@@ -1,9 +1,13 @@
 // Observe: read what the plan needs from the cluster (and the rendered manifest), change nothing.
+import type { V1Pod } from '@kubernetes/client-node'
 import type { JobsClient } from '../kube/client.ts'
+import { apiErrorMessage } from '../kube/errors.ts'
 import type { JobRecord } from '../kube/job-record.ts'
+import { ClusterUnreachable } from '../kube/retry.ts'
 import type { ManifestDifference, Observed } from '../plan/plan.ts'
 import { INPUT, type Settings } from '../settings/settings.ts'
 import { compareWithRendered } from './compare.ts'
+import { neverStarted } from './pod-start.ts'
 
 /** The namespace this run works in: the input, else the kubeconfig context's, else default. */
 export function targetNamespace(settings: Settings, client: JobsClient): string {
@@ -77,4 +81,45 @@ export async function observeSweep(client: JobsClient, settings: Settings, onPag
     manifest: sweepManifest(settings),
     listed: onPage ? listed : jobs.length
   }
+}
+
+const CONTROLLER_UID = 'batch.kubernetes.io/controller-uid'
+
+/**
+ * The pods of `jobs`, by Job UID: one list per namespace (per 50 Jobs), never one per Job. Pods of
+ * Jobs created before Kubernetes 1.27 carry only the legacy label and are not found: such a Job
+ * shows no pod with pods active, which never counts as stuck.
+ */
+export async function podsOfJobs(client: JobsClient, jobs: JobRecord[]): Promise<Map<string, V1Pod[]>> {
+  const byNamespace = new Map<string, string[]>()
+  for (const job of jobs) {
+    const ns = job.metadata?.namespace ?? client.defaultNamespace
+    let uids = byNamespace.get(ns)
+    if (!uids) byNamespace.set(ns, (uids = []))
+    uids.push(job.metadata?.uid ?? '')
+  }
+  const pods = new Map<string, V1Pod[]>(jobs.map((j) => [j.metadata?.uid ?? '', []]))
+  const lists = await Promise.all([...byNamespace].map(([ns, uids]) => client.listPodsOfJobs(ns, uids)))
+  for (const pod of lists.flat()) pods.get(pod.metadata?.labels?.[CONTROLLER_UID] ?? '')?.push(pod)
+  return pods
+}
+
+/**
+ * Reads the pods of the unfinished Jobs (pre and post) and records on each Job that never started
+ * why (JobRecord.neverStarted); the pods themselves are not kept. `stuckAfterSeconds`: the input.
+ * Pods that cannot be read (403) are a warning: every such Job then counts as running, as it did
+ * before job-sweeper looked at pods.
+ */
+export async function observeStarts(client: JobsClient, unfinished: JobRecord[], stuckAfterSeconds: number, warn: (message: string) => void): Promise<void> {
+  if (unfinished.length === 0) return
+  let pods: Map<string, V1Pod[]>
+  try {
+    pods = await podsOfJobs(client, unfinished)
+  } catch (e) {
+    if (e instanceof ClusterUnreachable) throw e
+    warn(`could not list the pods of ${unfinished.length} unfinished Job(s) (${apiErrorMessage(e)}): a Job that never started counts as running`)
+    return
+  }
+  const now = new Date()
+  for (const job of unfinished) job.neverStarted = neverStarted(job, pods.get(job.metadata?.uid ?? '') ?? [], now, stuckAfterSeconds)
 }

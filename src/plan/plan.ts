@@ -132,6 +132,8 @@ function decidePre(p: PlannedJob, observed: Observed, settings: Settings): Decis
     }
   }
   if (p.status === 'suspended') return { action: 'delete', reason: `suspended with no pod running: deleted without waiting (${conflict})` }
+  // Whatever on-running says: nothing ran, so there is nothing to interrupt and nothing to wait for.
+  if (p.status === 'stuck') return { action: 'delete', reason: `${p.job.neverStarted}; nothing ran, so nothing is interrupted: deleted (${conflict})` }
   if (p.status === 'running') {
     const running = `running for ${formatDuration(p.ageSeconds)}`
     switch (settings.onRunning) {

@@ -5,9 +5,10 @@ import type { JobRecord } from '../kube/job-record.ts'
 /**
  * Where a Job stands, in the words the summary uses. `suspended`: spec.suspend with no active pod
  * (a queue such as Kueue holds it, or it was stopped); `external`: spec.managedBy names another
- * controller than Kubernetes' Job controller, and it has not finished.
+ * controller than Kubernetes' Job controller, and it has not finished; `stuck`: none of its pods
+ * ever ran a main container for stuck-after (JobRecord.neverStarted says why), so nothing runs.
  */
-export type JobStatus = 'running' | 'suspended' | 'external' | 'succeeded' | 'failed' | 'terminating'
+export type JobStatus = 'running' | 'stuck' | 'suspended' | 'external' | 'succeeded' | 'failed' | 'terminating'
 
 /** spec.managedBy of Jobs that Kubernetes' own Job controller runs. */
 export const JOB_CONTROLLER = 'kubernetes.io/job-controller'
@@ -34,6 +35,7 @@ export function jobStatus(job: JobRecord): JobStatus {
   if (condition(job, 'Complete')) return 'succeeded'
   if (managedElsewhere(job)) return 'external'
   if (job.spec?.suspend && !job.status?.active) return 'suspended'
+  if (job.neverStarted) return 'stuck'
   return 'running'
 }
 

@@ -109,13 +109,14 @@ function decidePost(p: PlannedJob, settings: Settings, keepLast: KeepLast | unde
 
 function decidePostRetention(p: PlannedJob, settings: Settings): Decision {
   if (p.status === 'terminating') return { action: 'keep', reason: 'being deleted' }
-  if (p.status === 'running' || p.status === 'suspended' || p.status === 'external') {
+  if (p.status === 'running' || p.status === 'suspended' || p.status === 'external' || p.status === 'stuck') {
     const [ok, failed] = [postRetention(p.job, 'succeeded', settings).retention, postRetention(p.job, 'failed', settings).retention]
     const bound = ok === null || failed === null ? null : Math.max(ok, failed)
-    // A suspended Job may wait for admission for days, and another controller's Job is not ours
-    // to wait for: they get the upper bound, and no wait.
+    // A suspended Job may wait for admission for days, another controller's Job is not ours to
+    // wait for, and a stuck one may never run: they get the upper bound, and no wait.
     const waiting = settings.waitForJobsSeconds > 0 && p.status === 'running'
-    const reason = `${p.status}; TTL ${formatRetention(bound)} (the larger of ttl and failure-grace) until it finishes${waiting ? `; waiting up to ${formatDuration(settings.waitForJobsSeconds)} to set the one for its outcome` : ''}`
+    const state = p.status === 'stuck' ? (p.job.neverStarted ?? p.status) : p.status
+    const reason = `${state}; TTL ${formatRetention(bound)} (the larger of ttl and failure-grace) until it finishes${waiting ? `; waiting up to ${formatDuration(settings.waitForJobsSeconds)} to set the one for its outcome` : ''}`
     return { action: waiting ? 'wait' : 'set-ttl', ttlSeconds: bound, reason, retention: describeRetention(bound, undefined) }
   }
   const { retention, source } = postRetention(p.job, p.status, settings)

@@ -69,6 +69,7 @@ const rough = (seconds: number): string => /^(\d+[a-z]){1,2}/.exec(formatDuratio
 /** When the Job finished: its clock time in UTC (with the date unless the run ended that day), and how long before the run ended. */
 function finishedWords(o: JobOutcome, endedAt: Date | undefined): string {
   if (o.status === 'running') return `still running (${rough(o.ageSeconds)})`
+  if (o.status === 'stuck') return `never started (${rough(o.ageSeconds)})`
   if (o.finishedAt === undefined) return o.finishedSecondsAgo === undefined ? '—' : `${rough(o.finishedSecondsAgo)} ago`
   const at = new Date(o.finishedAt)
   const iso = at.toISOString()

@@ -15,6 +15,7 @@ export const INPUT = {
   includeHooks: 'include-hooks',
   onRunning: 'on-running',
   waitTimeout: 'wait-timeout',
+  stuckAfter: 'stuck-after',
   harvestLogs: 'harvest-logs',
   onLogFailure: 'on-log-failure',
   maxLogBytes: 'max-log-bytes',

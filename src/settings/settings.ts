@@ -33,6 +33,11 @@ export type OnLogFailure = (typeof ON_LOG_FAILURE)[number]
 
 /** The longest wait: Node.js timers fire at once beyond 2^31-1 ms (24d20h31m), so 24d. */
 export const MAX_WAIT_SECONDS = 24 * 86400
+/**
+ * How long a Job's pods may try before a Job that never started counts as stuck: a scale-up by a
+ * cluster autoscaler and the pull of a large image commonly take a minute or two.
+ */
+export const DEFAULT_STUCK_AFTER = '2m'
 /** The longest retention: ttlSecondsAfterFinished is a 32-bit integer. */
 export const MAX_RETENTION_SECONDS = 2 ** 31 - 1
 /** The most Jobs handled at once: more would only queue at the API server's rate limits. */
@@ -74,6 +79,11 @@ export interface Settings {
   onRunning: OnRunning
   /** How long `on-running: wait` waits for running Jobs, and deletions may take, in seconds (1 to 24d). */
   waitTimeoutSeconds: number
+  /**
+   * Pre and post: a Job none of whose pods ever ran a main container is stuck (not running) once
+   * it has tried this long, in seconds: pre deletes it without waiting, post's wait gives up on it.
+   */
+  stuckAfterSeconds: number
   /** Whose logs are saved before deletion. */
   harvestLogs: HarvestLogs
   /** A Job whose logs could not be saved completely: `keep` it (and fail the step), or `delete` it anyway. */
@@ -297,6 +307,14 @@ export function parseSettings(read: ReadInput, env: NodeJS.ProcessEnv = process.
       1,
       MAX_WAIT_SECONDS,
       'waiting for running Jobs and for deletions needs time, and no timer waits longer'
+    ),
+    stuckAfterSeconds: duration(
+      read,
+      INPUT.stuckAfter,
+      DEFAULT_STUCK_AFTER,
+      1,
+      MAX_WAIT_SECONDS,
+      'a pod needs some time to be scheduled and to pull its image, and no timer waits longer'
     ),
     harvestLogs: oneOf(read, INPUT.harvestLogs, HARVEST_LOGS, 'failed'),
     onLogFailure: oneOf(read, INPUT.onLogFailure, ON_LOG_FAILURE, 'keep'),

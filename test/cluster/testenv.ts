@@ -2,9 +2,9 @@
 // and the cluster's helm/kubectl.
 import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { BatchV1Api, CoreV1Api, KubeConfig, type V1Job, type V1JobSpec } from '@kubernetes/client-node'
+import { BatchV1Api, CoreV1Api, KubeConfig, type V1Job, type V1JobSpec, type V1PodSpec } from '@kubernetes/client-node'
 import type { Cluster } from './cluster.ts'
-import { FAIL_LABEL, HOLD_LABEL, LINGER_LABEL, RUN_FOR_ANNOTATION } from './kwok.ts'
+import { FAIL_LABEL, HOLD_LABEL, LINGER_LABEL, NEVER_START_LABEL, NEVER_START_MESSAGE_ANNOTATION, NO_SUCH_NODE_LABEL, RUN_FOR_ANNOTATION } from './kwok.ts'
 
 export function testCluster(): Cluster {
   const json = process.env.JOB_SWEEPER_CLUSTER
@@ -34,8 +34,36 @@ export async function deleteNamespace(name: string): Promise<void> {
     .catch(() => undefined)
 }
 
-/** How a test Job's pod behaves on the fake node. */
-export type PodBehaviour = 'succeed' | 'fail' | 'hold'
+/**
+ * How a test Job's pod behaves on the fake node. The last four never start, as on a real cluster:
+ * `unschedulable` (a nodeSelector no node has), `image-pull-backoff` (its image cannot be pulled),
+ * `create-container-config-error` (it needs a Secret that does not exist), `init-crash-loop` (its
+ * init container wait-for-db fails again and again, under restartPolicy OnFailure).
+ */
+export type PodBehaviour = 'succeed' | 'fail' | 'hold' | 'unschedulable' | 'image-pull-backoff' | 'create-container-config-error' | 'init-crash-loop'
+
+/** The Secret a `create-container-config-error` pod needs and no test creates. */
+export const MISSING_SECRET = 'db-credentials'
+
+/** The pod template's parts for a behaviour that never starts (kwok-stages.yaml shows the kubelet's side). */
+function neverStart(behaviour: PodBehaviour | undefined, image: string): { label?: string; message?: string; pod: Partial<V1PodSpec> } {
+  switch (behaviour) {
+    case 'unschedulable':
+      return { pod: { nodeSelector: { [NO_SUCH_NODE_LABEL]: 'true' } } }
+    case 'image-pull-backoff':
+      return { label: 'ImagePullBackOff', message: `Back-off pulling image "${image}"`, pod: {} }
+    case 'create-container-config-error':
+      return { label: 'CreateContainerConfigError', message: `secret "${MISSING_SECRET}" not found`, pod: {} }
+    case 'init-crash-loop':
+      return {
+        label: 'InitCrashLoop',
+        message: 'back-off 40s restarting failed container=wait-for-db',
+        pod: { restartPolicy: 'OnFailure', initContainers: [{ name: 'wait-for-db', image: 'example.invalid/wait-for:1' }] }
+      }
+    default:
+      return { pod: {} }
+  }
+}
 
 export interface TestJob {
   name: string
@@ -58,16 +86,24 @@ export function jobManifest(job: TestJob): V1Job {
   if (job.behaviour === 'fail') podLabels[FAIL_LABEL] = 'true'
   if (job.behaviour === 'hold') podLabels[HOLD_LABEL] = 'true'
   if (job.linger) podLabels[LINGER_LABEL] = 'true'
+  const image = job.image ?? 'example.invalid/job:1'
+  const never = neverStart(job.behaviour, image)
+  if (never.label) podLabels[NEVER_START_LABEL] = never.label
+  const podAnnotations: Record<string, string> = {}
+  if (job.runFor) podAnnotations[RUN_FOR_ANNOTATION] = job.runFor
+  if (never.message) podAnnotations[NEVER_START_MESSAGE_ANNOTATION] = never.message
+  const envFrom = job.behaviour === 'create-container-config-error' ? [{ secretRef: { name: MISSING_SECRET } }] : undefined
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',
     metadata: { name: job.name, namespace: job.namespace, labels: job.labels, annotations: job.annotations },
     spec: {
-      backoffLimit: 0,
+      // OnFailure counts an init container's restarts against backoffLimit: room for the 3 of init-crash-loop.
+      backoffLimit: job.behaviour === 'init-crash-loop' ? 6 : 0,
       ttlSecondsAfterFinished: job.ttlSecondsAfterFinished,
       template: {
-        metadata: { labels: podLabels, annotations: job.runFor ? { [RUN_FOR_ANNOTATION]: job.runFor } : undefined },
-        spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: job.image ?? 'example.invalid/job:1' }] }
+        metadata: { labels: podLabels, annotations: Object.keys(podAnnotations).length > 0 ? podAnnotations : undefined },
+        spec: { restartPolicy: 'Never', containers: [{ name: 'main', image, envFrom }], ...never.pod }
       },
       ...job.spec
     }

@@ -1,8 +1,10 @@
 // The pre phase's planner, table-driven: every rule, with the reason users will read.
 import { planPrune, shouldHarvest, type ManifestDifference, type Observed, type JobAction } from '../../src/plan/plan.ts'
 import { parseSettings, type Settings } from '../../src/settings/settings.ts'
-import type { V1Job } from '@kubernetes/client-node'
+import { neverStarted } from '../../src/observe/pod-start.ts'
+import type { V1Job, V1Pod } from '@kubernetes/client-node'
 import { NOW, newJob, type JobShape } from './jobs.ts'
+import { imagePullBackOff, initCrashLoop, running, unschedulable } from './pods.ts'
 
 function settings(inputs: Record<string, string>): Settings {
   // The planner gets the manifest's verdicts from Observed; the file itself is not read here.
@@ -14,6 +16,8 @@ interface Case {
   inputs: Record<string, string>
   jobs: JobShape[]
   manifest?: Record<string, ManifestDifference | undefined>
+  /** Job name → its pods, as a kubelet writes them: observe's verdict (pod-start.ts) goes on the Job. */
+  pods?: Record<string, V1Pod[]>
   /** Job name → action and a fragment of the reason; Jobs out of scope are absent. */
   expected: Record<string, [JobAction, string]>
 }
@@ -119,6 +123,60 @@ const cases: Case[] = [
     }
   },
   {
+    name: 'pending pod 2m old, unschedulable → stuck, delete (on-running: wait does not wait for it)',
+    inputs: { release: 'app', 'stuck-after': '1m' },
+    jobs: [{ name: 'app-migrate', release: 'app', status: 'running', age: 120 }],
+    pods: { 'app-migrate': [unschedulable(120)] },
+    expected: {
+      'app-migrate': [
+        'delete',
+        "never started: 0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector; nothing ran, so nothing is interrupted: deleted (a Job’s pod template is immutable"
+      ]
+    }
+  },
+  {
+    name: 'pending pod 10s old, unschedulable → running, wait (too early to tell)',
+    inputs: { release: 'app', 'stuck-after': '1m' },
+    jobs: [{ name: 'app-migrate', release: 'app', status: 'running', age: 10 }],
+    pods: { 'app-migrate': [unschedulable(10)] },
+    expected: { 'app-migrate': ['wait', 'running for 10s; waiting for it to finish'] }
+  },
+  {
+    name: 'pending pod 2m old, unschedulable, stuck-after 5m → running, wait',
+    inputs: { release: 'app', 'stuck-after': '5m' },
+    jobs: [{ name: 'app-migrate', release: 'app', status: 'running', age: 120 }],
+    pods: { 'app-migrate': [unschedulable(120)] },
+    expected: { 'app-migrate': ['wait', 'running for 2m; waiting'] }
+  },
+  {
+    name: 'ImagePullBackOff 3m old, on-running fail → stuck, delete (nothing runs to block on)',
+    inputs: { release: 'app', 'on-running': 'fail' },
+    jobs: [{ name: 'app-migrate', release: 'app', status: 'running', age: 180 }],
+    pods: { 'app-migrate': [imagePullBackOff(180)] },
+    expected: { 'app-migrate': ['delete', 'never started: ImagePullBackOff (registry.example/app:1.2.3); nothing ran'] }
+  },
+  {
+    name: 'init container failed 4 times, main container never started → stuck, delete',
+    inputs: { release: 'app' },
+    jobs: [{ name: 'app-migrate', release: 'app', status: 'running', age: 600 }],
+    pods: { 'app-migrate': [initCrashLoop(600, 4)] },
+    expected: { 'app-migrate': ['delete', 'never started: init container wait-for-db failed 4 times'] }
+  },
+  {
+    name: 'main container runs (the positive control) → running, the on-running rules: wait',
+    inputs: { release: 'app' },
+    jobs: [{ name: 'app-migrate', release: 'app', status: 'running', age: 600 }],
+    pods: { 'app-migrate': [running(600)] },
+    expected: { 'app-migrate': ['wait', 'running for 10m; waiting for it to finish, then deleting it'] }
+  },
+  {
+    name: 'main container ran in an earlier pod, the newer one cannot pull its image → running, on-running fail: block',
+    inputs: { release: 'app', 'on-running': 'fail' },
+    jobs: [{ name: 'app-migrate', release: 'app', status: 'running', age: 600 }],
+    pods: { 'app-migrate': [running(600), imagePullBackOff(300)] },
+    expected: { 'app-migrate': ['block', 'running for 10m and on-running is fail'] }
+  },
+  {
     name: 'manifest: unchanged running Job → keep (no need to wait)',
     inputs: { manifest: 'rendered.yaml', 'on-running': 'fail' },
     jobs: [{ name: 'app-migrate', status: 'running' }],
@@ -127,13 +185,17 @@ const cases: Case[] = [
   }
 ]
 
-test.each(cases)('$name', ({ inputs, jobs, manifest, expected }) => {
+test.each(cases)('$name', ({ inputs, jobs, manifest, pods, expected }) => {
+  const parsed = settings({ namespace: 'prod', ...inputs })
   const observed: Observed = {
     namespace: 'prod',
-    jobs: jobs.map(newJob),
+    jobs: jobs.map(newJob).map((job) => {
+      const of = pods?.[job.metadata?.name ?? '']
+      return of ? { ...job, neverStarted: neverStarted(job, of, NOW, parsed.stuckAfterSeconds) } : job
+    }),
     manifest: manifest ? new Map(Object.entries(manifest)) : undefined
   }
-  const plan = planPrune(observed, settings({ namespace: 'prod', ...inputs }), NOW)
+  const plan = planPrune(observed, parsed, NOW)
   const actual = Object.fromEntries(plan.jobs.map((p) => [p.name, p.action]))
   expect(actual).toEqual(Object.fromEntries(Object.entries(expected).map(([name, [action]]) => [name, action])))
   for (const p of plan.jobs) expect(p.reason).toContain(expected[p.name][1])
@@ -150,6 +212,7 @@ test.each([
   ['failed', 'running', true], // deleted while running: interrupted, its logs so far are saved
   ['failed', 'suspended', true], // its pods that ran before it was suspended may have failed
   ['none', 'suspended', false],
+  ['failed', 'stuck', true], // as a failed Job's: init containers that failed have logs
   ['failed', 'terminating', false], // someone else's delete: not ours to act on
   ['all', 'succeeded', true],
   ['none', 'failed', false]

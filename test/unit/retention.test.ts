@@ -159,6 +159,22 @@ test.each(sweepCases)('sweep: $name', ({ inputs, job, action, reason }) => {
   expect(planned.reason).toContain(reason)
 })
 
+test('post: a new Job that never started (stuck), wait-for-jobs 10m → the upper bound, not waited for, saying why', () => {
+  const job = { ...newJob({ name: 'j', status: 'running' }), neverStarted: 'never started: ImagePullBackOff (registry.example/app:1.2.3)' }
+  const [planned] = planPost({ namespace: 'prod', jobs: [job] }, settings({ 'wait-for-jobs': '10m' }), NOW).jobs
+  expect([planned.status, planned.action, planned.ttlSeconds]).toEqual(['stuck', 'set-ttl', 86400])
+  expect(planned.reason).toBe('never started: ImagePullBackOff (registry.example/app:1.2.3); TTL 1d (the larger of ttl and failure-grace) until it finishes')
+  // The positive control: the same Job running is waited for.
+  const [waited] = planPost({ namespace: 'prod', jobs: [{ ...job, neverStarted: undefined }] }, settings({ 'wait-for-jobs': '10m' }), NOW).jobs
+  expect([waited.status, waited.action]).toEqual(['running', 'wait'])
+})
+
+test('sweep: a Job that never started is kept as every unfinished Job (sweep reads no pods)', () => {
+  const job = { ...newJob({ name: 'j', status: 'running', age: 86400 * 30 }), neverStarted: 'never started: x' }
+  const [planned] = planSweep({ namespace: 'prod', jobs: [job] }, settings({}), NOW).jobs
+  expect([planned.action, planned.reason]).toEqual(['keep', 'stuck: not finished'])
+})
+
 test('sweep: the release scope checks each Job against its own namespace', () => {
   const jobs = [newJob({ name: 'a', release: 'app', releaseNamespace: 'prod', finishedAgo: 999999 })]
   jobs[0].metadata!.namespace = 'staging'

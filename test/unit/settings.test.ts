@@ -55,6 +55,7 @@ test('defaults', () => {
     includeHooks: false,
     onRunning: 'wait',
     waitTimeoutSeconds: 600,
+    stuckAfterSeconds: 120,
     harvestLogs: 'failed',
     onLogFailure: 'keep',
     maxLogBytes: 10 * 1024 * 1024,
@@ -100,6 +101,8 @@ test.each([
   // Found by trying it as a user would: each used to pass, or to fail only once the cluster was read.
   [{ release: 'a', 'wait-timeout': '0' }, "Invalid wait-timeout '0': expected a duration from 1s to 24d"],
   [{ release: 'a', 'wait-timeout': '25d' }, "Invalid wait-timeout '25d': expected a duration from 1s to 24d"],
+  [{ release: 'a', 'stuck-after': '0' }, "Invalid stuck-after '0': expected a duration from 1s to 24d (a pod needs some time to be scheduled"],
+  [{ release: 'a', 'stuck-after': 'a while' }, "Invalid stuck-after 'a while': expected a duration like 90s"],
   [{ release: 'a', 'wait-timeout': '99999999999999999999' }, "Invalid wait-timeout '99999999999999999999': expected a duration like"],
   [{ release: 'a', phase: 'post', 'wait-for-jobs': '25d' }, "Invalid wait-for-jobs '25d': expected a duration from 0s to 24d (0 does not wait"],
   [{ release: 'a', ttl: '9999999999' }, "Invalid ttl '9999999999': expected never, or a duration of at most 2147483647 seconds"],

@@ -1,0 +1,84 @@
+// While a run waits on Jobs, one of them may turn out never to start (its pod unschedulable, its
+// image not pulled, its init container failing): the Job watch does not show pod states, so the
+// pods of the Jobs waited on are listed every few seconds, one list per namespace, and a Job that
+// is stuck by then ends its wait with its verdict.
+import type { JobsClient } from '../kube/client.ts'
+import type { JobRecord } from '../kube/job-record.ts'
+import { ClusterUnreachable } from '../kube/retry.ts'
+import { podsOfJobs } from '../observe/observe.ts'
+import { neverStarted } from '../observe/pod-start.ts'
+
+/** How often the pods of the Jobs waited on are listed. */
+export const START_POLL_MS = 5000
+
+interface Polled {
+  /** The Job's last state from the watch (undefined: gone). */
+  current: () => JobRecord | undefined
+  resolve: (job: JobRecord) => void
+}
+
+export class StartPoller {
+  private readonly polled = new Map<string, Polled>()
+  private timer: NodeJS.Timeout | undefined
+  private stopped = false
+  private readonly client: JobsClient
+  private readonly stuckAfterSeconds: number
+  private readonly intervalMs: number
+
+  constructor(client: JobsClient, stuckAfterSeconds: number, intervalMs = START_POLL_MS) {
+    this.client = client
+    this.stuckAfterSeconds = stuckAfterSeconds
+    this.intervalMs = intervalMs
+  }
+
+  /**
+   * What `wait` gives, or, as soon as the Job's pods show it stuck, its current state with
+   * `neverStarted` set (then jobStatus says `stuck`), whichever comes first.
+   */
+  async waitOrStuck(uid: string, current: () => JobRecord | undefined, wait: Promise<JobRecord | undefined>): Promise<JobRecord | undefined> {
+    const stuck = new Promise<JobRecord>((resolve) => this.polled.set(uid, { current, resolve }))
+    this.schedule()
+    try {
+      return await Promise.race([wait, stuck])
+    } finally {
+      this.polled.delete(uid)
+    }
+  }
+
+  stop(): void {
+    this.stopped = true
+    clearTimeout(this.timer)
+  }
+
+  private schedule(): void {
+    if (this.timer !== undefined || this.stopped) return
+    this.timer = setTimeout(() => void this.poll(), this.intervalMs)
+  }
+
+  private async poll(): Promise<void> {
+    const jobs = [...this.polled].flatMap(([uid, p]) => {
+      const job = p.current()
+      return job ? [{ uid, job, p }] : []
+    })
+    try {
+      if (jobs.length > 0) {
+        const pods = await podsOfJobs(
+          this.client,
+          jobs.map((j) => j.job)
+        )
+        const now = new Date()
+        for (const { uid, job, p } of jobs) {
+          const why = neverStarted(job, pods.get(uid) ?? [], now, this.stuckAfterSeconds)
+          if (why) p.resolve({ ...job, neverStarted: why })
+        }
+      }
+    } catch (e) {
+      // A poll that fails is tried again at the next interval; the wait itself reports a cluster
+      // that went away (its watch fails too), so this one does not, and stops.
+      if (e instanceof ClusterUnreachable) this.stopped = true
+    } finally {
+      this.timer = undefined
+      if (this.polled.size > 0) this.schedule()
+    }
+  }
+}
