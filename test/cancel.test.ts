@@ -133,6 +133,17 @@ test('CLI text report, Ctrl-C while it waits for a Lease another run holds: stop
   expect(await leaseExists(ns)).toBe(true) // not this run's to release
 })
 
+test('action post with wait-for-jobs, SIGTERM while it waits: the running Job keeps its upper-bound TTL, the Lease is released', async () => {
+  const ns = scenario.ns
+  await createJob({ namespace: ns, name: `${release}-migrate`, annotations: releaseAnnotations(ns), behaviour: 'hold' })
+  const run = await runAction({ phase: 'post', release, namespace: ns, 'wait-for-jobs': '5m' }, { signal: { signal: 'SIGTERM', when: 'waiting up to' } })
+  expectCancelledCleanly(run, 'SIGTERM')
+  expect(run.summary).toContain(`❌ the run was cancelled (SIGTERM): 1 Job(s) not done (${release}-migrate)`)
+  expect(outputNames(run, 'ttl-set')).toEqual([`${release}-migrate`])
+  expect((await getJob(ns, `${release}-migrate`))?.spec?.ttlSecondsAfterFinished).toBeGreaterThan(0)
+  expect(await leaseExists(ns)).toBe(false)
+})
+
 test('post after a completed pre and a cancelled helm upgrade: the upgrade’s new Job gets its TTL as usual', async () => {
   const ns = scenario.ns
   await finishedReleaseJob(ns, `${release}-seed`)
