@@ -3,6 +3,7 @@
 import { runCancellation } from './cancel.ts'
 import { parseCommandLine, usage, UsageError, type Command } from './cli/args.ts'
 import { apiErrorMessage } from './kube/errors.ts'
+import { RunCancelled } from './kube/retry.ts'
 import { checkLogsDir, writeReportFile } from './report/file.ts'
 import { changesWords, listOutput, summarize } from './report/summary.ts'
 import { renderText } from './report/text.ts'
@@ -86,6 +87,11 @@ async function main(argv: string[]): Promise<number> {
   } catch (e) {
     // An exec plugin's failure is its standard error, which may quote its args or env.
     err(`job-sweeper: ${apiErrorMessage(e)}\n`)
+    // Cancelled before there was anything to report (waiting for the Lease): --json still says so.
+    if (e instanceof RunCancelled && command.json) {
+      const message = redact(e.message)
+      out(`${JSON.stringify({ phase: command.phase, errors: [message], warnings: [], cancelled: message }, null, 2)}\n`)
+    }
     // A kubeconfig that does not load, or an unknown context, is found as it is loaded (still
     // before the cluster is read): bad usage too.
     return e instanceof SettingsError ? 2 : 1

@@ -126,9 +126,12 @@ test('CLI text report, Ctrl-C while it waits for a Lease another run holds: stop
   const run = await runCli(['pre', '--release', release, '--namespace', ns], {}, { signal: 'SIGINT', when: 'waiting for another run' })
   expectCancelledCleanly(run, 'SIGINT')
   expect(run.code).toBe(1)
-  expect(run.stderr).toContain(
-    `job-sweeper: the run was cancelled (SIGINT) while waiting for Lease ${ns}/${lease}, held by other-runner-7; nothing was changed`
-  )
+  const cancelled = `the run was cancelled (SIGINT) while waiting for Lease ${ns}/${lease}, held by other-runner-7; nothing was changed`
+  expect(run.stderr).toContain(`job-sweeper: ${cancelled}`)
+  // The same with --json: standard output still has the report, saying so.
+  const json = await runCli(['pre', '--release', release, '--namespace', ns, '--json'], {}, { signal: 'SIGINT', when: 'waiting for another run' })
+  expectCancelledCleanly(json, 'SIGINT')
+  expect(JSON.parse(json.stdout)).toMatchObject({ phase: 'pre', cancelled, errors: [cancelled] })
   expect(await getJob(ns, `${release}-seed`)).toBeDefined()
   expect(await leaseExists(ns)).toBe(true) // not this run's to release
 })
