@@ -29,8 +29,8 @@ export const STATE = {
  * there would show the secret itself: then it is only redacted.
  */
 function mask(secret: string): void {
-  runSecrets.add(secret)
-  if (process.env.GITHUB_ACTIONS === 'true') core.setSecret(secret)
+  // Once each: a token is met again at every request that carries it.
+  if (runSecrets.add(secret) && process.env.GITHUB_ACTIONS === 'true') core.setSecret(secret)
 }
 
 function readSettings(): Settings {

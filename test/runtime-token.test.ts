@@ -75,6 +75,8 @@ test('an exec plugin’s token, made at run time: ::add-mask:: as soon as it is 
     // Registered before the first request's answer is printed: the line comes before the Observe group.
     const mask = log.indexOf(`::add-mask::${token}`)
     expect(mask).toBeGreaterThanOrEqual(0)
+    // Once, though every request carries it.
+    expect(log.filter((l) => l === `::add-mask::${token}`)).toHaveLength(1)
     expect(mask).toBeLessThan(log.indexOf('::group::Observe'))
     const elsewhere = [...log.filter((l) => l !== `::add-mask::${token}`), run.stderr, run.summary, JSON.stringify(run.outputs), ...filesUnder(logsDir)]
     expect(elsewhere.filter((text) => text.includes(token))).toEqual([])
