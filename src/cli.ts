@@ -1,9 +1,11 @@
 // The job-sweeper CLI, for GitLab, Bitbucket Pipelines, Jenkins or a terminal: the action's
 // engine with flags for inputs. Exit codes: 0 done, 1 failed, 2 bad usage.
+import { runCancellation } from './cancel.ts'
 import { parseCommandLine, usage, UsageError, type Command } from './cli/args.ts'
 import { apiErrorMessage } from './kube/errors.ts'
-import { writeReportFile } from './report/file.ts'
-import { listOutput, summarize } from './report/summary.ts'
+import { RunCancelled } from './kube/retry.ts'
+import { checkLogsDir, writeReportFile } from './report/file.ts'
+import { changesWords, listOutput, summarize } from './report/summary.ts'
 import { renderText } from './report/text.ts'
 import { runPhase, type Console } from './run.ts'
 import { redact, redactResult, runSecrets } from './secrets.ts'
@@ -33,6 +35,8 @@ async function main(argv: string[]): Promise<number> {
     }
     command = parsed
     settings = parseSettings((name) => (name === 'phase' ? parsed.phase : (parsed.inputs[name] ?? '')))
+    // Before the cluster is touched: a logs-dir that cannot be written is bad usage.
+    await checkLogsDir(settings.logsDir)
   } catch (e) {
     if (e instanceof UsageError || e instanceof SettingsError) {
       process.stderr.write(`job-sweeper: ${e.message}\nRun 'job-sweeper --help' for usage.\n`)
@@ -40,11 +44,19 @@ async function main(argv: string[]): Promise<number> {
     }
     throw e
   }
+  const signal = runCancellation()
+  signal.addEventListener('abort', () =>
+    err(`job-sweeper: ${(signal.reason as Error).message}: no new delete, wait or TTL patch starts; releasing the Lease\n`)
+  )
   try {
     // Redacted before the report file is written too (standard output and error are redacted anyway).
-    const result = redactResult(await runPhase(command.phase, settings, { console: stderrConsole, mask: (secret) => runSecrets.add(secret) }))
+    const result = redactResult(await runPhase(command.phase, settings, { console: stderrConsole, mask: (secret) => runSecrets.add(secret), signal }))
+    const reportFile = await writeReportFile(result, settings.logsDir).catch((e: unknown) => {
+      // After the phase did its work: the error says what that was, since the report file will not.
+      result.errors.push(redact(`could not write the report in logs-dir '${settings.logsDir}' (${apiErrorMessage(e)}); ${changesWords(result)}`))
+      return null
+    })
     const summary = summarize(result)
-    const reportFile = await writeReportFile(result, settings.logsDir)
     if (command.json) {
       // The same lists as the action's outputs (cut to a size a CI variable holds), with counts;
       // the report file has every Job.
@@ -63,17 +75,23 @@ async function main(argv: string[]): Promise<number> {
         'report-file': reportFile,
         errors: result.errors,
         warnings: result.warnings,
+        cancelled: result.cancelled ?? false,
         'api-requests': result.apiRequests
       }
       out(`${JSON.stringify(json, null, 2)}\n`)
     } else {
       out(renderText(summary))
-      out(`\nLogs: ${settings.logsDir}\nReport: ${reportFile}\n`)
+      out(`\nLogs: ${settings.logsDir}\nReport: ${reportFile ?? 'not written'}\n`)
     }
     return result.errors.length > 0 ? 1 : 0
   } catch (e) {
     // An exec plugin's failure is its standard error, which may quote its args or env.
     err(`job-sweeper: ${apiErrorMessage(e)}\n`)
+    // Cancelled before there was anything to report (waiting for the Lease): --json still says so.
+    if (e instanceof RunCancelled && command.json) {
+      const message = redact(e.message)
+      out(`${JSON.stringify({ phase: command.phase, errors: [message], warnings: [], cancelled: message }, null, 2)}\n`)
+    }
     // A kubeconfig that does not load, or an unknown context, is found as it is loaded (still
     // before the cluster is read): bad usage too.
     return e instanceof SettingsError ? 2 : 1

@@ -3,9 +3,13 @@
 import { existsSync } from 'node:fs'
 import * as core from '@actions/core'
 import * as github from '@actions/github'
+import { runCancellation } from './cancel.ts'
 import type { ExecuteContext } from './execute/outcome.ts'
 import { apiErrorMessage } from './kube/errors.ts'
-import { writeFailure, writeReport } from './report/write.ts'
+import { RunCancelled } from './kube/retry.ts'
+import { checkLogsDir } from './report/file.ts'
+import { changesWords } from './report/summary.ts'
+import { writeFailure, writeNoOutcomes, writeReport } from './report/write.ts'
 import { runPhase, type Console } from './run.ts'
 import { redact, redactResult, runSecrets } from './secrets.ts'
 import { isKubeconfigPath } from './settings/kubeconfig-input.ts'
@@ -25,8 +29,8 @@ export const STATE = {
  * there would show the secret itself: then it is only redacted.
  */
 function mask(secret: string): void {
-  runSecrets.add(secret)
-  if (process.env.GITHUB_ACTIONS === 'true') core.setSecret(secret)
+  // Once each: a token is met again at every request that carries it.
+  if (runSecrets.add(secret) && process.env.GITHUB_ACTIONS === 'true') core.setSecret(secret)
 }
 
 function readSettings(): Settings {
@@ -58,6 +62,10 @@ export async function run(): Promise<void> {
   if (!isPost) core.saveState(STATE.isPost, 'true')
   // For the summary of a run that fails before its settings are parsed.
   let phaseName = isPost ? 'post' : core.getInput(INPUT.phase) || 'pre'
+  const signal = runCancellation()
+  signal.addEventListener('abort', () =>
+    core.warning(`${(signal.reason as Error).message}: no new delete, wait or TTL patch starts; releasing the Lease and writing the summary`)
+  )
   try {
     if (isPost && core.getState(STATE.prePhase) !== 'completed') {
       core.info('job-sweeper post step: the main step did not complete a pre phase, so there is nothing to do')
@@ -66,16 +74,26 @@ export async function run(): Promise<void> {
     const settings = readSettings()
     const phase: Phase = isPost ? 'post' : settings.phase
     phaseName = phase
+    await checkLogsDir(settings.logsDir)
     // Outside GitHub Actions no runner masks the log: what job-sweeper writes is redacted itself.
-    const result = redactResult(await runPhase(phase, settings, { console: actionsConsole, mask, run: workflowRun() }))
-    await writeReport(result, settings.logsDir)
+    const result = redactResult(await runPhase(phase, settings, { console: actionsConsole, mask, run: workflowRun(), signal }))
+    const succeeded = result.errors.length === 0
     for (const w of result.warnings) core.warning(w)
+    try {
+      await writeReport(result, settings.logsDir)
+    } catch (e) {
+      // After the phase did its work: the error says what that was, since no report will.
+      result.errors.push(redact(`could not write the report in ${INPUT.logsDir} '${settings.logsDir}' (${apiErrorMessage(e)}); ${changesWords(result)}`))
+    }
+    // The post step gives the upgrade's Jobs their TTLs after a pre phase that did its work, even
+    // when its report could not be written.
+    if (succeeded && !isPost && phase === 'pre') core.saveState(STATE.prePhase, 'completed')
     if (result.errors.length > 0) core.setFailed(result.errors.join('\n'))
-    else if (!isPost && phase === 'pre') core.saveState(STATE.prePhase, 'completed')
   } catch (e) {
     // An exec plugin's failure is its standard error, which may quote its args or env.
     const message = redact(apiErrorMessage(e))
     core.setFailed(message)
+    if (e instanceof RunCancelled) writeNoOutcomes(phaseName as Phase)
     await writeFailure(phaseName, message).catch((w: unknown) => core.warning(`could not write the job summary: ${apiErrorMessage(w)}`))
   }
 }

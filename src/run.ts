@@ -29,6 +29,8 @@ export interface RunOptions {
   mask: (secret: string) => void
   /** The workflow run, for Events and annotations (absent outside GitHub Actions). */
   run?: ExecuteContext['run']
+  /** The run's cancellation (SIGINT, SIGTERM): no new work starts, every wait ends; the Lease is released. */
+  signal?: AbortSignal
 }
 
 async function observed(out: Console, what: string, look: () => Promise<Observed>): Promise<Observed> {
@@ -75,7 +77,10 @@ function namespacesOf(phase: Phase, settings: Settings, client: JobsClient): str
 }
 
 export async function runPhase(phase: Phase, settings: Settings, options: RunOptions): Promise<RunResult> {
-  const kube = new KubeJobsClient(loadKubeConfig(settings.kubeconfig, settings.context, options.mask))
+  const kube = new KubeJobsClient(loadKubeConfig(settings.kubeconfig, settings.context, options.mask), {
+    signal: options.signal,
+    onCredential: options.mask
+  })
   try {
     return { ...(await runWith(kube, phase, settings, options)), apiRequests: kube.requests }
   } finally {
@@ -99,7 +104,8 @@ async function runWith(client: JobsClient, phase: Phase, settings: Settings, opt
           scope: scopeKey(settings.scope, manifestNames),
           holder: runIdentity(process.env, options.run?.url),
           waitSeconds: settings.waitTimeoutSeconds,
-          info: (m) => out.info(m)
+          info: (m) => out.info(m),
+          signal: options.signal
         })
   let result: RunResult
   try {
@@ -114,7 +120,7 @@ async function runWith(client: JobsClient, phase: Phase, settings: Settings, opt
 
 async function observePlanExecute(phase: Phase, settings: Settings, client: JobsClient, namespaces: string[], options: RunOptions): Promise<RunResult> {
   const out = options.console
-  const ctx: ExecuteContext = { info: (m) => out.info(m), run: options.run }
+  const ctx: ExecuteContext = { info: (m) => out.info(m), run: options.run, signal: options.signal }
   const warn = (m: string): void => out.warning(m)
   const what = settings.scope.selector ? `matching ${settings.scope.selector}` : 'listed'
   const now = new Date()

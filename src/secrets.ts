@@ -6,12 +6,13 @@ import type { RunResult } from './execute/outcome.ts'
 export class SecretMasker {
   private secrets: string[] = []
 
-  /** Registers a secret; blank values are ignored. */
-  add(secret: string): void {
+  /** Registers a secret; blank values are ignored. Returns whether it is new. */
+  add(secret: string): boolean {
     const value = secret.trim()
-    if (value === '' || this.secrets.includes(value)) return
+    if (value === '' || this.secrets.includes(value)) return false
     // Longest first, so that a secret that contains another is hidden whole.
     this.secrets = [...this.secrets, value].sort((a, b) => b.length - a.length)
+    return true
   }
 
   /** `text` with every occurrence of every registered secret replaced by ***. */

@@ -1,7 +1,7 @@
 // Runs the bundled action (node dist/index.js) the way the GitHub runner does: inputs as INPUT_*
 // variables, and GITHUB_OUTPUT, GITHUB_STEP_SUMMARY and GITHUB_STATE files; the post step gets
 // the main step's saved state as STATE_* variables.
-import { spawn } from 'node:child_process'
+import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -17,6 +17,35 @@ export interface ActionRun {
   summary: string
   /** What the step saved with core.saveState. */
   state: Record<string, string>
+  /** With `signal`: milliseconds from the signal to the process's exit (undefined: never sent). */
+  exitedAfterSignalMs?: number
+}
+
+/** A signal to send the process mid-run, as GitHub does when it cancels a step (or Ctrl-C). */
+export interface SignalMidRun {
+  signal: NodeJS.Signals
+  /** Sent once the process has printed this (on standard output or error). */
+  when: string | RegExp
+}
+
+/**
+ * Sends `mid.signal` to `child` once its output matches `mid.when`; resolves with when it was sent.
+ * `output` is called with each chunk the caller collects.
+ */
+export function signalMidRun(child: ChildProcess, mid: SignalMidRun | undefined): { sentAt: () => number | undefined; feed: (text: string) => void } {
+  let seen = ''
+  let sentAt: number | undefined
+  return {
+    sentAt: () => sentAt,
+    feed: (text) => {
+      if (!mid || sentAt !== undefined) return
+      seen += text
+      if (typeof mid.when === 'string' ? seen.includes(mid.when) : mid.when.test(seen)) {
+        sentAt = Date.now()
+        child.kill(mid.signal)
+      }
+    }
+  }
 }
 
 /** Parses the runner's file-command format: name<<DELIMITER\nvalue\nDELIMITER. */
@@ -28,7 +57,10 @@ export function parseFileCommands(text: string): Record<string, string> {
 }
 
 /** Runs one step of the action: `main` (default) or `post` with the state `main` saved. */
-export async function runAction(inputs: Record<string, string>, options: { post?: ActionRun; env?: Record<string, string> } = {}): Promise<ActionRun> {
+export async function runAction(
+  inputs: Record<string, string>,
+  options: { post?: ActionRun; env?: Record<string, string>; signal?: SignalMidRun } = {}
+): Promise<ActionRun> {
   const dir = mkdtempSync(join(tmpdir(), 'job-sweeper-step-'))
   const files = { GITHUB_OUTPUT: join(dir, 'output'), GITHUB_STEP_SUMMARY: join(dir, 'summary'), GITHUB_STATE: join(dir, 'state') }
   for (const f of Object.values(files)) writeFileSync(f, '')
@@ -44,11 +76,14 @@ export async function runAction(inputs: Record<string, string>, options: { post?
   const child = spawn(process.execPath, [bundle], { env: { ...env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] })
   let stdout = ''
   let stderr = ''
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()))
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()))
+  const mid = signalMidRun(child, options.signal)
+  child.stdout.on('data', (c: Buffer) => ((stdout += c.toString()), mid.feed(c.toString())))
+  child.stderr.on('data', (c: Buffer) => ((stderr += c.toString()), mid.feed(c.toString())))
   const code = await new Promise<number>((resolve) => child.on('close', (c) => resolve(c ?? -1)))
+  const sentAt = mid.sentAt()
   return {
     code,
+    exitedAfterSignalMs: sentAt === undefined ? undefined : Date.now() - sentAt,
     stdout,
     stderr,
     outputs: parseFileCommands(readFileSync(files.GITHUB_OUTPUT, 'utf8')),

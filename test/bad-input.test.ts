@@ -215,6 +215,12 @@ const cases: BadInput[] = [
     inputs: pre({ 'max-log-bytes': '10 megabytes' }),
     message: "Invalid max-log-bytes '10 megabytes': expected a size above 0"
   },
+  // logs-dir is checked before the cluster is read: a run that cannot save logs must not start.
+  {
+    name: 'a logs-dir that cannot be created',
+    inputs: pre({ 'logs-dir': '{dir}/broken.yaml/logs' }),
+    message: "Invalid logs-dir '{dir}/broken.yaml/logs': cannot create or write files in it (ENOTDIR)"
+  },
   { name: 'concurrency 0', inputs: sweep({ concurrency: '0' }), message: "Invalid concurrency '0': expected a whole number from 1 to 64" },
   { name: 'concurrency 65', inputs: sweep({ concurrency: '65' }), message: "Invalid concurrency '65': expected a whole number from 1 to 64" },
   { name: 'mask-log-tails maybe', inputs: pre({ 'mask-log-tails': 'maybe' }), message: "Invalid mask-log-tails 'maybe': expected true or false" },

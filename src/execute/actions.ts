@@ -6,7 +6,7 @@ import type PQueue from 'p-queue'
 import type { JobsClient } from '../kube/client.ts'
 import { apiErrorMessage } from '../kube/errors.ts'
 import { toJobRecord, type AppliedMetadata } from '../kube/job-record.ts'
-import { ClusterUnreachable } from '../kube/retry.ts'
+import { ClusterUnreachable, RunCancelled } from '../kube/retry.ts'
 import type { Plan, PlannedJob } from '../plan/plan.ts'
 import { ANNOTATION, MANAGED_LABEL, formatRetention, type Retention } from '../plan/retention.ts'
 import { redact } from '../secrets.ts'
@@ -43,6 +43,14 @@ export interface ActionContext extends ExecuteContext {
 /** What a Job's outcome says when the cluster went away before its action was done. */
 export const UNREACHABLE = 'the cluster became unreachable'
 
+/** What a Job's outcome ends with when the run was cancelled before its action was done. */
+export const CANCELLED = 'the run was cancelled'
+
+/** Why no new action may start: the cluster went away, or the run was cancelled; undefined if it may. */
+export function stoppedBy(ctx: Pick<ActionContext, 'down' | 'signal'>): string | undefined {
+  return ctx.down.error ? UNREACHABLE : ctx.signal?.aborted ? CANCELLED : undefined
+}
+
 /**
  * Whether `e` is the cluster being unreachable; if so it is recorded once for the run, and the
  * caller reports no error of its own: one line for the run, not one per Job.
@@ -62,6 +70,8 @@ const where = (p: { namespace: string; name: string }): string => `Job ${p.names
 async function saveLogs(p: PlannedJob, ctx: ActionContext): Promise<{ logs: HarvestedLogs; proceed: boolean }> {
   const { settings } = ctx
   const logs = await harvestLogs(ctx.client, p, settings.logsDir, settings.maxLogBytes)
+  // Cancelled meanwhile: what was saved stays on disk, and the action goes no further.
+  if (ctx.signal?.aborted) return { logs, proceed: false }
   const cut = logs.files.filter((f) => f.truncated)
   if (cut.length > 0) ctx.warnings.push(`logs of ${where(p)}: ${cut.length} log(s) cut at max-log-bytes (${settings.maxLogBytes} bytes)`)
   if (p.status === 'failed' && ctx.tailed.count < MAX_TAILED_JOBS && logs.files.length > 0) {
@@ -108,8 +118,10 @@ export async function deleteAction(planned: PlannedJob, ctx: ActionContext): Pro
       if (p.harvest && !logs) {
         const saved = await saveLogs(p, ctx)
         logs = saved.logs
-        if (!saved.proceed) return { ...outcome(p, 'error', `kept: its logs could not all be saved (${saved.logs.failures[0]})`), logs }
+        if (!saved.proceed && !ctx.signal?.aborted) return { ...outcome(p, 'error', `kept: its logs could not all be saved (${saved.logs.failures[0]})`), logs }
       }
+      // Cancelled: no delete starts (logs saved for it are fine; a delete without them never is).
+      if (ctx.signal?.aborted) return { ...outcome(p, 'kept', `${p.reason} — ${logs ? 'logs saved, ' : ''}not deleted: ${CANCELLED}`), logs }
       sent = true
       const result = await client.deleteJob(p.namespace, p.name, { uid: p.uid, resourceVersion: p.resourceVersion }, p.propagation)
       if (result === 'deleted') {
@@ -141,6 +153,8 @@ export async function deleteAction(planned: PlannedJob, ctx: ActionContext): Pro
   } catch (e) {
     if (isUnreachable(e, ctx))
       return { ...outcome(p, 'error', `${p.reason} — ${sent ? 'not known whether it was deleted' : 'not deleted'}: ${UNREACHABLE}`), logs }
+    if (e instanceof RunCancelled)
+      return { ...outcome(p, sent ? 'error' : 'kept', `${p.reason} — ${sent ? 'not known whether it was deleted' : 'not deleted'}: ${CANCELLED}`), logs }
     ctx.errors.push(`${where(p)}: ${apiErrorMessage(e)}`)
     return { ...outcome(p, 'error', `${p.reason} — failed: ${apiErrorMessage(e)}`), logs }
   }
@@ -174,8 +188,10 @@ export async function ttlAction(p: PlannedJob, ttl: Retention, ctx: ActionContex
       // Before the TTL: a short failure-grace could let the TTL controller delete the pods first.
       const saved = await saveLogs(p, ctx)
       logs = saved.logs
-      if (!saved.proceed) return { ...outcome(p, 'error', `TTL not set: its logs could not all be saved (${saved.logs.failures[0]})`), logs }
+      if (!saved.proceed && !ctx.signal?.aborted)
+        return { ...outcome(p, 'error', `TTL not set: its logs could not all be saved (${saved.logs.failures[0]})`), logs }
     }
+    if (ctx.signal?.aborted) return { ...outcome(p, 'kept', `${p.reason} — TTL not set: ${CANCELLED}`), logs }
     const patched = await client.patchJob(
       p.namespace,
       p.name,
@@ -187,6 +203,7 @@ export async function ttlAction(p: PlannedJob, ttl: Retention, ctx: ActionContex
     return { ...outcome(p, 'ttl-set'), logs }
   } catch (e) {
     if (isUnreachable(e, ctx)) return { ...outcome(p, 'error', `${p.reason} — TTL not known to be set: ${UNREACHABLE}`), logs }
+    if (e instanceof RunCancelled) return { ...outcome(p, 'error', `${p.reason} — TTL not known to be set: ${CANCELLED}`), logs }
     ctx.errors.push(`${where(p)}: could not set its TTL: ${apiErrorMessage(e)}`)
     return { ...outcome(p, 'error', `${p.reason} — failed: ${apiErrorMessage(e)}`), logs }
   }

@@ -6,14 +6,14 @@ import PQueue from 'p-queue'
 import type { JobsClient } from '../kube/client.ts'
 import { apiErrorMessage } from '../kube/errors.ts'
 import { JobInformer, WaitTimeout } from '../kube/informer.ts'
-import { ClusterUnreachable } from '../kube/retry.ts'
+import { ClusterUnreachable, RunCancelled } from '../kube/retry.ts'
 import type { JobRecord } from '../kube/job-record.ts'
 import type { Plan, PlannedJob } from '../plan/plan.ts'
 import { ageSeconds, jobStatus } from '../plan/predicates.ts'
 import { formatRetention } from '../plan/retention.ts'
 import { formatDuration } from '../settings/duration.ts'
 import type { Settings } from '../settings/settings.ts'
-import { deleteAction, isUnreachable, ttlAction, UNREACHABLE, type ActionContext } from './actions.ts'
+import { CANCELLED, deleteAction, isUnreachable, stoppedBy, ttlAction, UNREACHABLE, type ActionContext } from './actions.ts'
 import { outcome, type ExecuteContext, type JobOutcome, type RunResult } from './outcome.ts'
 import { someNames, startProgress } from './progress.ts'
 import { StartPoller } from './start-poll.ts'
@@ -26,16 +26,18 @@ class Watches {
   private readonly informers = new Map<string, JobInformer>()
   private readonly client: JobsClient
   private readonly plan: Plan
-  constructor(client: JobsClient, plan: Plan) {
+  private readonly signal: AbortSignal | undefined
+  constructor(client: JobsClient, plan: Plan, signal?: AbortSignal) {
     this.client = client
     this.plan = plan
+    this.signal = signal
   }
 
   /** Waits until `done` holds for the Job (undefined: gone), through its namespace's watch. */
   waitFor(p: PlannedJob, done: (job: JobRecord | undefined) => boolean, timeoutMs: number): Promise<JobRecord | undefined> {
     let informer = this.informers.get(p.namespace)
     if (!informer) {
-      informer = new JobInformer(this.client, p.namespace, this.plan.resourceVersions[p.namespace] ?? '')
+      informer = new JobInformer(this.client, p.namespace, this.plan.resourceVersions[p.namespace] ?? '', undefined, this.signal)
       // Everything the run may wait on is followed from the plan's list on, so no event is missed.
       for (const q of this.plan.jobs) if (q.namespace === p.namespace && q.action !== 'keep') informer.track(q.job)
       this.informers.set(p.namespace, informer)
@@ -85,13 +87,13 @@ export async function execute(plan: Plan, client: JobsClient, settings: Settings
   const events = new PQueue({ concurrency: settings.concurrency })
   const actions: ActionContext = { ...ctx, client, settings, plan, errors: result.errors, warnings: result.warnings, tailed: { count: 0 }, events, down: {} }
   const queue = new PQueue({ concurrency: settings.concurrency })
-  const watches = new Watches(client, plan)
+  const watches = new Watches(client, plan, ctx.signal)
   const starts = new StartPoller(client, settings.stuckAfterSeconds)
   const outcomes = new Map<string, JobOutcome>(plan.jobs.filter((p) => p.action === 'keep').map((p) => [key(p), outcome(p, 'kept')]))
   const run = { actions, queue, watches, starts, outcomes, settings, plan, result }
   try {
     if (plan.phase === 'post') await post(run)
-    else if (!(await prune(run))) return result
+    else if (!(await prune(run))) return cancelled(result, ctx)
   } finally {
     starts.stop()
     watches.stop()
@@ -103,6 +105,16 @@ export async function execute(plan: Plan, client: JobsClient, settings: Settings
     const undone = result.outcomes.filter((o) => o.reason.endsWith(UNREACHABLE)).length
     result.errors.push(`${down.message}; the run stopped there, ${undone} Job(s) not done: run it again once the cluster is reachable`)
   }
+  return cancelled(result, ctx)
+}
+
+/** The result, saying (when the run was cancelled) so, and which Jobs were not done. */
+function cancelled(result: RunResult, ctx: ExecuteContext): RunResult {
+  if (!ctx.signal?.aborted) return result
+  const undone = result.outcomes.filter((o) => o.reason.endsWith(CANCELLED))
+  const message = (ctx.signal.reason as Error | undefined)?.message ?? CANCELLED
+  result.cancelled = `${message}: ${undone.length} Job(s) not done${undone.length > 0 ? ` (${someNames(undone.map((o) => o.name))})` : ''}`
+  result.errors.push(result.cancelled)
   return result
 }
 
@@ -127,8 +139,9 @@ async function onQueue(run: Run, jobs: PlannedJob[], verb: string, action: (p: P
     await Promise.all(
       jobs.map((p) =>
         run.queue.add(async () => {
-          // Once the cluster is gone, the Jobs still queued are not tried: each would only fail.
-          const out = run.actions.down.error ? outcome(p, 'kept', `${p.reason} — not attempted: ${UNREACHABLE}`) : await action(p)
+          // Once the cluster is gone (or the run cancelled), the Jobs still queued are not tried.
+          const stopped = stoppedBy(run.actions)
+          const out = stopped ? outcome(p, 'kept', `${p.reason} — not attempted: ${stopped}`) : await action(p)
           done++
           run.outcomes.set(key(p), { ...out, waited: out.waited || run.outcomes.get(key(p))?.waited === true })
         })
@@ -169,12 +182,12 @@ async function prune(run: Run): Promise<boolean> {
         if (reason instanceof WaitTimeout && reason.watchFailing) return `not seen finished within ${formatDuration(timeout)}: ${reason.watchFailing}`
         return `still running after waiting ${formatDuration(timeout)}`
       }
-      result.outcomes = abandon(plan, new Map(failed.map(({ p, s }) => [key(p), blocked(s)])))
+      result.outcomes = actions.signal?.aborted ? abandonCancelled(plan) : abandon(plan, new Map(failed.map(({ p, s }) => [key(p), blocked(s)])))
       const ages = new Map(failed.map(({ p }) => [key(p), ageSeconds(p.job, gaveUp)]))
       for (const o of result.outcomes) o.ageSeconds = ages.get(key(o)) ?? o.ageSeconds
       for (const { p, s } of failed) {
         const reason = (s as PromiseRejectedResult).reason
-        if (reason instanceof ClusterUnreachable) continue
+        if (reason instanceof ClusterUnreachable || reason instanceof RunCancelled) continue
         const why = !(reason instanceof WaitTimeout)
           ? `could not be watched: ${apiErrorMessage(reason)}`
           : reason.watchFailing
@@ -220,6 +233,10 @@ async function awaitGone(run: Run, deleted: PlannedJob[]): Promise<void> {
           const out = outcomes.get(key(p)) as JobOutcome
           if (isUnreachable(e, actions)) {
             Object.assign(out, { result: 'error', reason: `deleted; not seen gone: ${UNREACHABLE}` })
+            return
+          }
+          if (e instanceof RunCancelled) {
+            out.reason = `${out.reason} (deleted; the run was cancelled before it was seen gone)`
             return
           }
           const stuck = await run.actions.client.getJob(p.namespace, p.name).catch(() => 'unreadable' as const)
@@ -330,6 +347,7 @@ async function post(run: Run): Promise<void> {
             result.warnings.push(`Job ${key(p)} was still running after wait-for-jobs ${formatDuration(limit)}; ${keeps}`)
             out.reason = `${out.reason}; still running after ${formatDuration(limit)}`
           } else if (isUnreachable(e, actions)) out.reason = `${out.reason}; not seen finished: ${UNREACHABLE}`
+          else if (e instanceof RunCancelled) out.reason = `${out.reason}; not seen finished: ${CANCELLED}`
           else result.errors.push(`Job ${key(p)} could not be watched: ${apiErrorMessage(e)}; ${keeps}`)
         } finally {
           pending.delete(key(p))
@@ -339,6 +357,14 @@ async function post(run: Run): Promise<void> {
   } finally {
     stop()
   }
+}
+
+/** Outcomes of a run cancelled while it waited for running Jobs: nothing was deleted. */
+function abandonCancelled(plan: Plan): JobOutcome[] {
+  return plan.jobs.map((p) => {
+    if (p.action === 'keep') return outcome(p, 'kept')
+    return { ...outcome(p, 'kept', `${p.reason} — not ${p.action === 'wait' ? 'seen finished' : 'deleted'}: ${CANCELLED}`), waited: p.action === 'wait' }
+  })
 }
 
 /** Outcomes of a run that deletes nothing because of the `blocking` Jobs (key → why). */

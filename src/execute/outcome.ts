@@ -41,6 +41,8 @@ export interface RunResult {
   apiRequests?: number
   /** When the run ended: the summary says how long ago each Job finished from here. */
   endedAt?: string
+  /** Set when the run was cancelled (SIGINT, SIGTERM): the sentence that says so and which Jobs were not done. */
+  cancelled?: string
 }
 
 /** What the executor needs from its caller: where progress goes, and the run for Events. */
@@ -48,6 +50,8 @@ export interface ExecuteContext {
   info: (message: string) => void
   /** The workflow run, for Events and annotations (absent outside GitHub Actions). */
   run?: { url: string; commit?: string }
+  /** The run's cancellation: once aborted, no new delete, wait or TTL patch starts. */
+  signal?: AbortSignal
 }
 
 export function outcome(p: PlannedJob, result: OutcomeKind, reason = p.reason, status = p.status): JobOutcome {

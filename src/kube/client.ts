@@ -54,6 +54,13 @@ export interface ClientOptions {
   /** A log stream that sends nothing for this long is given up (and retried). */
   logStallMs: number
   retry: RetryPolicy
+  /**
+   * The run's cancellation: once aborted, no retry is slept for, a request in flight gets
+   * CANCEL_GRACE_MS more to settle, and a new one (the Lease's release) that long in all.
+   */
+  signal?: AbortSignal
+  /** Called with each credential a request carries (an exec plugin's token, a rotated one), to mask it. */
+  onCredential?: (secret: string) => void
 }
 
 export const DEFAULT_CLIENT_OPTIONS: ClientOptions = {
@@ -63,6 +70,9 @@ export const DEFAULT_CLIENT_OPTIONS: ClientOptions = {
   logStallMs: 60_000,
   retry: DEFAULT_RETRY
 }
+
+/** How long a request in flight when the run is cancelled may still take (GitHub's grace is 7.5 s). */
+export const CANCEL_GRACE_MS = 2_000
 
 export class KubeJobsClient implements JobsClient {
   readonly defaultNamespace: string
@@ -79,7 +89,7 @@ export class KubeJobsClient implements JobsClient {
 
   constructor(kc: KubeConfig, options: Partial<ClientOptions> = {}) {
     this.options = { ...DEFAULT_CLIENT_OPTIONS, ...options }
-    this.rest = new Rest(kc)
+    this.rest = new Rest(kc, this.options.onCredential)
     this.watcher = new Watch(kc)
     this.defaultNamespace = kc.getContextObject(kc.getCurrentContext())?.namespace || 'default'
     this.limiter = new PQueue({ intervalCap: this.options.requestsPerSecond, interval: 1000 })
@@ -126,17 +136,23 @@ export class KubeJobsClient implements JobsClient {
    * spending a budget each, so a run fails within one budget, not one per Job.
    */
   private async call<T>(what: string, attempt: (retries: number) => Promise<T>): Promise<T> {
+    const { signal } = this.options
     const once = async (retries: number): Promise<T> => {
       if (this.unreachable) throw this.unreachable
       const deadline = new AbortController()
-      const timer = setTimeout(
-        () => deadline.abort(new DOMException(`no answer within ${this.options.requestTimeoutMs / 1000}s`, 'TimeoutError')),
-        this.options.requestTimeoutMs
-      )
+      const expire = (ms: number): NodeJS.Timeout => setTimeout(() => deadline.abort(new DOMException(`no answer within ${ms / 1000}s`, 'TimeoutError')), ms)
+      let timer = expire(signal?.aborted ? CANCEL_GRACE_MS : this.options.requestTimeoutMs)
+      // Cancelled meanwhile: the request may settle briefly, then it is abandoned.
+      const cancel = (): void => {
+        clearTimeout(timer)
+        timer = expire(CANCEL_GRACE_MS)
+      }
+      signal?.addEventListener('abort', cancel, { once: true })
       try {
         return await attemptSignal.run(deadline.signal, () => attempt(retries))
       } finally {
         clearTimeout(timer)
+        signal?.removeEventListener('abort', cancel)
       }
     }
     try {
@@ -144,7 +160,8 @@ export class KubeJobsClient implements JobsClient {
         what,
         (retries) => this.limiter.add(() => once(retries)),
         this.options.retry,
-        (since) => this.answeredAt >= since
+        (since) => this.answeredAt >= since,
+        signal
       )
     } catch (e) {
       if (e instanceof ClusterUnreachable) this.unreachable ??= e

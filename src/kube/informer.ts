@@ -13,7 +13,7 @@ import { apiErrorMessage, statusCode } from './errors.ts'
 import type { JobsClient } from './client.ts'
 import { toJobRecord, type JobRecord } from './job-record.ts'
 import { ApiError } from './rest.ts'
-import { ClusterUnreachable, DEFAULT_RETRY, isTransient, networkMessage, NoAnswer, type RetryPolicy } from './retry.ts'
+import { cancelledBy, ClusterUnreachable, DEFAULT_RETRY, isTransient, networkMessage, NoAnswer, sleep as pause, type RetryPolicy } from './retry.ts'
 
 /** A wait that ran out of time. */
 export class WaitTimeout extends Error {
@@ -48,8 +48,6 @@ interface Tracked {
   waiters: Set<Waiter>
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
-
 /** A watch failure in words: `no answer … within 30s`, `connect ECONNREFUSED …`, or the API server's message. */
 const lastFailure = (error: unknown): string => (error instanceof NoAnswer ? error.message : (networkMessage(error) ?? apiErrorMessage(error)))
 
@@ -72,13 +70,19 @@ export class JobInformer {
   readonly namespace: string
   private resourceVersion: string
   private readonly retry: RetryPolicy
+  private readonly signal: AbortSignal | undefined
 
-  /** `resourceVersion`: where the plan's list left off ('' lists first). */
-  constructor(client: JobsClient, namespace: string, resourceVersion: string, retry: RetryPolicy = DEFAULT_RETRY) {
+  /**
+   * `resourceVersion`: where the plan's list left off ('' lists first). `signal`: the run's
+   * cancellation, which fails every wait at once (RunCancelled).
+   */
+  constructor(client: JobsClient, namespace: string, resourceVersion: string, retry: RetryPolicy = DEFAULT_RETRY, signal?: AbortSignal) {
     this.client = client
     this.namespace = namespace
     this.resourceVersion = resourceVersion
     this.retry = retry
+    this.signal = signal
+    signal?.addEventListener('abort', () => this.fail(cancelledBy(signal)), { once: true })
   }
 
   /** Follows the Job from its last known state (the plan's), so no change after that is missed. */
@@ -101,6 +105,7 @@ export class JobInformer {
     const t = this.tracked.get(job.metadata?.name ?? '') as Tracked
     if (done(t.job)) return Promise.resolve(t.job)
     if (this.failure) return Promise.reject(this.failure)
+    if (this.signal?.aborted) return Promise.reject(cancelledBy(this.signal))
     this.start()
     return new Promise((resolve, reject) => {
       const waiter: Waiter = {
@@ -168,7 +173,7 @@ export class JobInformer {
       // The server ended a healthy watch (its timeout), or nothing came for a while: go on at once,
       // unless it keeps ending at once (a proxy cutting streams): then not in a tight loop.
       this.reconnects++
-      if (this.reconnects > 3) await sleep(Math.min(1000 * (this.reconnects - 3), 5000))
+      if (this.reconnects > 3) await this.sleep(Math.min(1000 * (this.reconnects - 3), 5000))
       return
     }
     if (code !== undefined && !isTransient(error)) {
@@ -194,7 +199,7 @@ export class JobInformer {
       )
       return
     }
-    await sleep(delay)
+    await this.sleep(delay)
   }
 
   /** How the watch is failing, if it is (see WaitTimeout.watchFailing). */
@@ -202,6 +207,11 @@ export class JobInformer {
     if (this.failingSince === undefined) return undefined
     const seconds = Math.round((Date.now() - this.failingSince) / 1000)
     return `the watch of Jobs in namespace ${this.namespace} has failed for ${seconds}s (last: ${lastFailure(this.lastError)})`
+  }
+
+  /** A pause before reconnecting, cut short by the run's cancellation (the loop then ends: failed). */
+  private sleep(ms: number): Promise<void> {
+    return pause(ms, this.signal).catch(() => undefined)
   }
 
   private async relist(): Promise<void> {

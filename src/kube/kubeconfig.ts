@@ -1,11 +1,24 @@
 // Loading the kubeconfig: from the input, else KUBECONFIG / ~/.kube/config / in-cluster.
 // Every secret in it is masked before anything could print it.
+import { readFileSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { KubeConfig, type User } from '@kubernetes/client-node'
 import { INPUT, SettingsError, type KubeconfigInput } from '../settings/settings.ts'
 
 /** Auth-provider config keys whose values are credentials (access-token, refresh-token, client-secret, id-token, …). */
 const SECRET_CONFIG_KEY = /token|secret|password|(^|-)key($|-)/i
+/** Auth-provider config keys whose values are files holding a credential (in a pod: the service-account token). */
+const SECRET_FILE_KEY = /^token-?file$/i
+
+/** The credential a file holds, as it is now (the kubelet rotates a service-account token; rest.ts masks each new one). */
+function fileSecret(path: unknown): string[] {
+  if (typeof path !== 'string') return []
+  try {
+    return [readFileSync(path, 'utf8').trim()]
+  } catch {
+    return [] // a file that cannot be read gives no token to print either
+  }
+}
 
 type ExecConfig = { args?: unknown; env?: unknown } | undefined
 
@@ -44,9 +57,10 @@ function pemSecrets(data: string | undefined): string[] {
 export function kubeconfigSecrets(kc: KubeConfig): string[] {
   return kc.getUsers().flatMap((user: User) => {
     const config = (user.authProvider as { config?: Record<string, unknown> } | undefined)?.config ?? {}
-    const providerSecrets = Object.entries(config)
-      .filter(([key, value]) => SECRET_CONFIG_KEY.test(key) && typeof value === 'string')
-      .map(([, value]) => value as string)
+    // A token file's path is no secret (masking it would hide every mention of it); its content is.
+    const providerSecrets = Object.entries(config).flatMap(([key, value]) =>
+      SECRET_FILE_KEY.test(key) ? fileSecret(value) : SECRET_CONFIG_KEY.test(key) && typeof value === 'string' ? [value] : []
+    )
     return [
       user.token,
       user.password,

@@ -4,8 +4,9 @@
 // first releases it, or until it expires when its holder died, and only then observes and plans.
 //
 // The protocol: create the Lease, or take it over with an update that carries the resourceVersion
-// read (a 409 means another run won, so read again); renew it every 10 s; delete it at the end with
-// a resourceVersion precondition, so a Lease someone else took over is never deleted.
+// read (a 409 means another run won, so read again); renew it 10 s after the previous renewal
+// settled (never two at once: a release must carry the resourceVersion of the last one); delete it
+// at the end with a resourceVersion precondition, so a Lease someone else took over is never deleted.
 import { createHash } from 'node:crypto'
 import { hostname } from 'node:os'
 import type { V1Lease, V1MicroTime } from '@kubernetes/client-node'
@@ -13,10 +14,11 @@ import { formatDuration } from '../settings/duration.ts'
 import type { Scope } from '../settings/settings.ts'
 import type { ClusterObjects } from './objects.ts'
 import { apiErrorMessage, statusCode } from './errors.ts'
+import { cancelledBy, RunCancelled, sleep } from './retry.ts'
 
 /** How long a Lease stays valid after its last renewal: a dead run blocks others this long at most. */
 export const LEASE_DURATION_SECONDS = 30
-/** How often a held Lease is renewed: three renewals fit in one duration, as in client-go. */
+/** How long after the previous renewal settled a held Lease is renewed: three fit in one duration, as in client-go. */
 export const RENEW_EVERY_MS = 10_000
 // A waiting run reads the Lease this often (client-go's leader election polls too: RetryPeriod).
 const POLL_MS = 1_000
@@ -79,9 +81,9 @@ export interface LeaseRequest {
   /** How long to wait for another run to release it, in seconds (wait-timeout). */
   waitSeconds: number
   info: (message: string) => void
+  /** The run's cancellation: the wait for another run ends at once (RunCancelled). */
+  signal?: AbortSignal
 }
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
 
 /** A Lease this run holds: renewed in the background until release() deletes it. */
 export class HeldLease {
@@ -89,14 +91,23 @@ export class HeldLease {
   readonly warnings: string[] = []
   private lease: V1Lease
   private readonly request: LeaseRequest
-  private readonly timer: NodeJS.Timeout
+  private timer: NodeJS.Timeout | undefined
   private renewing: Promise<void> = Promise.resolve()
   private lost = false
+  private released = false
 
   constructor(request: LeaseRequest, lease: V1Lease) {
     this.request = request
     this.lease = lease
-    this.timer = setInterval(() => (this.renewing = this.renew()), RENEW_EVERY_MS)
+    this.schedule()
+  }
+
+  /** The next renewal, RENEW_EVERY_MS after the previous one settled (a slow one is never overlapped). */
+  private schedule(): void {
+    if (this.released || this.lost) return
+    this.timer = setTimeout(() => {
+      this.renewing = this.renew().finally(() => this.schedule())
+    }, RENEW_EVERY_MS)
     this.timer.unref()
   }
 
@@ -130,15 +141,23 @@ export class HeldLease {
 
   /** Stops renewing and deletes the Lease, unless another run holds it by now. Never throws. */
   async release(): Promise<void> {
-    clearInterval(this.timer)
+    this.released = true
+    clearTimeout(this.timer)
     await this.renewing
     if (this.lost) return
-    const { client, namespace, name } = this.request
+    const { client, namespace, name, holder } = this.request
+    const expires = `it expires ${LEASE_DURATION_SECONDS}s after its last renewal, and until then another run on the same scope waits for it`
     try {
       const uid = this.lease.metadata?.uid ?? ''
-      await client.deleteLease(namespace, name, { uid, resourceVersion: this.lease.metadata?.resourceVersion })
+      const deleted = await client.deleteLease(namespace, name, { uid, resourceVersion: this.lease.metadata?.resourceVersion })
+      if (deleted !== 'conflict') return
+      // Changed since this run's last write: another run's (it took the Lease over), or ours whose answer was lost.
+      const now = await client.getLease(namespace, name)
+      if (now === undefined || now.spec?.holderIdentity !== holder) return
+      const again = await client.deleteLease(namespace, name, { uid: now.metadata?.uid ?? '', resourceVersion: now.metadata?.resourceVersion })
+      if (again === 'conflict') this.warnings.push(`could not release ${this.where}: it kept changing (409 Conflict); ${expires}`)
     } catch (e) {
-      this.warnings.push(`could not release ${this.where} (${apiErrorMessage(e)}): it expires ${LEASE_DURATION_SECONDS}s after its last renewal`)
+      this.warnings.push(`could not release ${this.where} (${apiErrorMessage(e)}); ${expires}`)
     }
   }
 }
@@ -170,12 +189,13 @@ function claim(request: LeaseRequest, current?: V1Lease): V1Lease {
 
 /** Takes the Lease, waiting up to waitSeconds while another run holds it. */
 async function take(request: LeaseRequest): Promise<HeldLease> {
-  const { client, namespace, name, holder, info } = request
+  const { client, namespace, name, holder, info, signal } = request
   const where = `Lease ${namespace}/${name}`
   const started = Date.now()
   let waitingFor: string | undefined
   let lastProgress = 0
   for (;;) {
+    if (signal?.aborted) throw leaseCancelled(cancelledBy(signal), where, waitingFor)
     const current = await client.getLease(namespace, name)
     if (current === undefined) {
       const created = await client.createLease(namespace, claim(request))
@@ -202,8 +222,14 @@ async function take(request: LeaseRequest): Promise<HeldLease> {
       waitingFor = other
       lastProgress = Date.now()
     }
-    await sleep(POLL_MS)
+    await sleep(POLL_MS, signal).catch((e: RunCancelled) => Promise.reject(leaseCancelled(e, where, waitingFor)))
   }
+}
+
+/** The run's cancellation, while it waited for (or took) the Lease: nothing was changed yet. */
+function leaseCancelled(e: RunCancelled, where: string, heldBy: string | undefined): RunCancelled {
+  const waiting = heldBy === undefined ? `while taking ${where}` : `while waiting for ${where}, held by ${heldBy}`
+  return new RunCancelled(`${e.message} ${waiting}; nothing was changed`)
 }
 
 /** The Leases of one run, one per namespace it works in. */

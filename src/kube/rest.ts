@@ -59,10 +59,14 @@ export class Rest {
   private readonly kc: KubeConfig
   private readonly server: string
   private pool: Dispatcher | undefined
+  private readonly onCredential: (secret: string) => void
+  private lastCredential = ''
 
-  constructor(kc: KubeConfig) {
+  /** `onCredential` is called with each new bearer token the kubeconfig's auth yields. */
+  constructor(kc: KubeConfig, onCredential: (secret: string) => void = () => {}) {
     this.kc = kc
     this.server = (kc.getCurrentCluster()?.server ?? '').replace(/\/+$/, '')
+    this.onCredential = onCredential
   }
 
   /** Sends one request; resolves with the parsed JSON answer, rejects with ApiError on a 4xx/5xx. */
@@ -89,6 +93,13 @@ export class Rest {
     await this.kc.applySecurityAuthentication(context)
     this.pool ??= (context.getDispatcher() as Dispatcher | undefined) ?? this.defaultPool()
     const headers: Record<string, string> = { ...context.getHeaders(), Accept: options.accept ?? 'application/json' }
+    // A token that exists only now (an exec plugin's, a service-account token the kubelet rotated)
+    // is a secret the kubeconfig never held: masked before anything could print it.
+    const credential = /^Bearer\s+(.+)$/i.exec(headers.Authorization ?? headers.authorization ?? '')?.[1]
+    if (credential && credential !== this.lastCredential) {
+      this.lastCredential = credential
+      this.onCredential(credential)
+    }
     if (options.body !== undefined) headers['Content-Type'] = options.contentType ?? 'application/json'
     const response = await this.pool.request({
       origin: url.origin,

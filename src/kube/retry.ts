@@ -30,6 +30,36 @@ export class NoAnswer extends Error {
   override name = 'NoAnswer'
 }
 
+/**
+ * The run was cancelled (SIGINT or SIGTERM forwarded by the launcher): the reason of the run's
+ * AbortSignal, and what every wait and retry sleep cut short by it rejects with.
+ */
+export class RunCancelled extends Error {
+  override name = 'RunCancelled'
+}
+
+/** The signal's RunCancelled (its reason), or one that says so when it was aborted otherwise. */
+export function cancelledBy(signal: AbortSignal): RunCancelled {
+  return signal.reason instanceof RunCancelled ? signal.reason : new RunCancelled('the run was cancelled')
+}
+
+/** Waits `ms`; rejects with RunCancelled at once when `signal` is (or becomes) aborted. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  if (signal?.aborted) return Promise.reject(cancelledBy(signal))
+  return new Promise((resolve, reject) => {
+    const done = (): void => {
+      signal?.removeEventListener('abort', cancel)
+      resolve()
+    }
+    const timer = setTimeout(done, ms)
+    const cancel = (): void => {
+      clearTimeout(timer)
+      reject(cancelledBy(signal as AbortSignal))
+    }
+    signal?.addEventListener('abort', cancel, { once: true })
+  })
+}
+
 /** One request kept failing for the whole budget while the API server answered others. */
 export class RetriesExhausted extends Error {
   override name = 'RetriesExhausted'
@@ -87,19 +117,19 @@ export function retryAfterMs(e: unknown): number | undefined {
   return Number.isFinite(seconds) && seconds >= 0 ? Math.min(seconds, 60) * 1000 : undefined
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
-
 /**
  * Runs `attempt` until it succeeds, fails for good, or the budget is spent. `attempt` gets the
  * number of earlier failed attempts. `answeredSince(t)` tells whether the API server answered any
  * request since t, the first failure: if it did, the request that gave up is the problem (a log stream cut again and
  * again), not the cluster, and it fails with RetriesExhausted rather than ClusterUnreachable.
+ * Once `signal` (the run's cancellation) is aborted, no retry is slept for: RunCancelled.
  */
 export async function withRetry<T>(
   what: string,
   attempt: (retries: number) => Promise<T>,
   policy: RetryPolicy = DEFAULT_RETRY,
-  answeredSince: (since: number) => boolean = () => false
+  answeredSince: (since: number) => boolean = () => false,
+  signal?: AbortSignal
 ): Promise<T> {
   const started = Date.now()
   let failingSince: number | undefined
@@ -120,7 +150,7 @@ export async function withRetry<T>(
         if (answeredSince(failingSince)) throw new RetriesExhausted(`${failing}, while the API server answered other requests (last: ${why})`)
         throw new ClusterUnreachable(`cluster unreachable: ${failing} (last: ${why})`)
       }
-      await sleep(delay)
+      await sleep(delay, signal)
     }
   }
 }

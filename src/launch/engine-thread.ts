@@ -19,8 +19,16 @@ export const YOUNG_GENERATION_MB = 8
 export const HEAP_GROWING_PERCENT = 50
 
 /**
+ * After SIGINT or SIGTERM, how long the engine has to stop, release its Lease and write its report
+ * before the process exits anyway. GitHub sends SIGTERM 7.5 s after SIGINT, and SIGKILL 2.5 s later.
+ */
+export const CANCEL_DEADLINE_MS = 6_000
+
+/**
  * Runs the ES module `entry` with this process's arguments in a worker thread; its output is this
  * process's, and its exit code (process.exitCode, or 1 when it throws) becomes this process's.
+ * Signals reach this thread only: SIGINT or SIGTERM is passed on to the engine (src/cancel.ts),
+ * which stops and reports; a second signal, or CANCEL_DEADLINE_MS, ends the process anyway.
  */
 export function runEngine(entry: URL): void {
   // V8 reads this at each full collection, in every isolate, so it reaches the worker created next
@@ -34,7 +42,22 @@ export function runEngine(entry: URL): void {
     process.stderr.write(`${e.stack ?? e.message}\n`)
     process.exitCode = 1
   })
+  let cancelled = false
+  const stop = (why: string): void => {
+    process.stderr.write(`job-sweeper: stopped ${why}, before the cancelled run had finished\n`)
+    process.exit(1)
+  }
+  const cancel = (signal: NodeJS.Signals): void => {
+    if (cancelled) return stop(`at a second signal (${signal})`)
+    cancelled = true
+    worker.postMessage({ cancel: signal })
+    setTimeout(() => stop(`${CANCEL_DEADLINE_MS / 1000}s after ${signal}`), CANCEL_DEADLINE_MS).unref()
+  }
+  process.on('SIGINT', cancel)
+  process.on('SIGTERM', cancel)
   worker.on('exit', (code) => {
     process.exitCode ||= code
+    // Cancelled: the run ends non-zero even if it had nothing left to do.
+    if (cancelled) process.exitCode ||= 1
   })
 }

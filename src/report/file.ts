@@ -1,8 +1,27 @@
 // The report file: every Job of the run with its outcome, as JSON in logs-dir, whatever the
 // number of Jobs (the summary and the outputs show only as many as fit).
-import { mkdir, open } from 'node:fs/promises'
+import { mkdir, open, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { RunResult } from '../execute/outcome.ts'
+import { INPUT, SettingsError } from '../settings/settings.ts'
+
+/**
+ * Checks, before the cluster is touched, that logs-dir can be created and written: a run that
+ * could not save logs would keep every Job whose logs it must save, and could not write its report.
+ */
+export async function checkLogsDir(logsDir: string): Promise<void> {
+  const probe = join(logsDir, `.job-sweeper-probe-${process.pid}`)
+  try {
+    await mkdir(logsDir, { recursive: true, mode: 0o700 })
+    await writeFile(probe, '', { mode: 0o600 })
+    await rm(probe, { force: true })
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code ?? String(e)
+    throw new SettingsError(
+      `Invalid ${INPUT.logsDir} '${logsDir}': cannot create or write files in it (${code}); expected a directory job-sweeper can write to`
+    )
+  }
+}
 
 // Jobs written per write: the file is never held whole in memory (tens of thousands of Jobs).
 const JOBS_PER_WRITE = 500

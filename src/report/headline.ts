@@ -73,6 +73,8 @@ export function headlineOf(result: RunResult): Headline {
   const counts = countsOf(result)
   const warned = result.warnings.length > 0 ? ` · ⚠️ ${result.warnings.length} warning${result.warnings.length === 1 ? '' : 's'}` : ''
   if (result.outcomes.length === 0 && result.errors.length === 0) return { ok: true, text: '✅ No Jobs in scope: nothing to do.', counts: '' }
+  // Cancelled comes first: whatever else went wrong, the run did not finish.
+  if (result.cancelled !== undefined) return { ok: false, text: `❌ ${cut(result.cancelled)}`, counts }
   const blocked = result.outcomes.filter((o) => o.result === 'blocked')
   if (blocked.length > 0) return { ok: false, text: `❌ ${blockedText(blocked)}`, counts }
   if (result.errors.length > 0) {

@@ -238,6 +238,18 @@ export function buildReport(result: RunResult): Report {
   return { markdown: `${lines.join('\n')}\n`, outputs }
 }
 
+/**
+ * What the run changed, for an error that comes after it (a report that could not be written):
+ * "it pruned 3 Job(s): a, b, c", every name, or "it changed nothing".
+ */
+export function changesWords(result: RunResult): string {
+  const kind: OutcomeKind = result.phase === 'post' ? 'ttl-set' : 'pruned'
+  const changed = result.outcomes.filter((o) => o.result === kind)
+  if (changed.length === 0) return 'it changed nothing (the Jobs are as they were)'
+  const did = result.phase === 'post' ? 'set the TTL of' : 'deleted'
+  return `it ${did} ${changed.length} Job(s): ${changed.map((o) => `${o.namespace}/${o.name}`).join(', ')}`
+}
+
 /** The job summary of a run that stopped on an error (a bad input, an unreachable cluster). */
 export function failureMarkdown(phase: string, message: string): string {
   return `## job-sweeper: ${escapeMarkdown(phase)} phase failed\n\n${escapeMarkdown(message)}\n\nNothing was changed after this error.\n`

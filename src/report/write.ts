@@ -10,12 +10,27 @@ async function writeSummary(markdown: string): Promise<void> {
   else core.info(markdown)
 }
 
+/**
+ * Sets the outputs, writes the report file and the job summary. A report file that cannot be
+ * written leaves the outputs and the summary written, and then throws.
+ */
 export async function writeReport(result: RunResult, logsDir: string): Promise<void> {
   const report = buildReport(result)
   for (const [name, value] of Object.entries(report.outputs)) core.setOutput(name, value)
   core.setOutput('logs-dir', logsDir)
-  core.setOutput('report-file', await writeReportFile(result, logsDir))
+  const file = await writeReportFile(result, logsDir).then(
+    (path) => ({ path }),
+    (error: unknown) => ({ error })
+  )
+  if ('path' in file) core.setOutput('report-file', file.path)
   await writeSummary(report.markdown)
+  if ('error' in file) throw file.error
+}
+
+/** The list outputs of a run that stopped before it had outcomes (cancelled while it waited for the Lease): empty. */
+export function writeNoOutcomes(phase: RunResult['phase']): void {
+  const { outputs } = buildReport({ phase, namespace: '', dryRun: false, outcomes: [], errors: [], warnings: [] })
+  for (const [name, value] of Object.entries(outputs)) core.setOutput(name, value)
 }
 
 /** The summary of a run that stopped on an error before it had outcomes to report. */

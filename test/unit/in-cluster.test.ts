@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { KubeConfig } from '@kubernetes/client-node'
 import { loadDefaultConfig, SERVICE_ACCOUNT_TOKEN } from '../../src/kube/in-cluster.ts'
+import { kubeconfigSecrets } from '../../src/kube/kubeconfig.ts'
 
 /** A directory laid out like a pod's root: the service-account files, if `withToken`. */
 function podRoot(withToken: boolean): string {
@@ -39,6 +40,12 @@ test('in a pod with no kubeconfig: the API server from the environment, the toke
   expect(kc.getCurrentUser()).toMatchObject({ authProvider: { name: 'tokenFile', config: { tokenFile: `${root}${SERVICE_ACCOUNT_TOKEN}` } } })
   expect(kc.getCurrentUser()?.token).toBeUndefined()
   expect(kc.getContextObject(kc.getCurrentContext())?.namespace).toBe('sweeper-home')
+})
+
+test('in a pod: the service-account token itself is a secret to mask, not the path of its file', () => {
+  const root = podRoot(true)
+  const kc = loadWith({ HOME: emptyHome(), KUBERNETES_SERVICE_HOST: '10.96.0.1', KUBERNETES_SERVICE_PORT: '443', JOB_SWEEPER_IN_CLUSTER_ROOT: root })
+  expect(kubeconfigSecrets(kc)).toEqual(['not-a-real-token'])
 })
 
 test('a kubeconfig wins over the pod’s service account, as with kubectl', () => {

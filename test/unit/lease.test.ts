@@ -1,5 +1,8 @@
 // The Lease's name, its holder and its expiry: pure rules, no cluster.
-import { isExpired, LEASE_DURATION_SECONDS, leaseName, runIdentity, scopeKey } from '../../src/kube/lease.ts'
+import { jest } from '@jest/globals'
+import type { V1Lease } from '@kubernetes/client-node'
+import { HeldLease, isExpired, LEASE_DURATION_SECONDS, leaseName, RENEW_EVERY_MS, runIdentity, scopeKey } from '../../src/kube/lease.ts'
+import type { ClusterObjects } from '../../src/kube/objects.ts'
 
 describe('leaseName', () => {
   test.each([
@@ -47,5 +50,77 @@ describe('isExpired', () => {
     ['never renewed → expired', lease(undefined), true]
   ])('%s', (_, l, expired) => {
     expect(isExpired(l, now)).toBe(expired)
+  })
+})
+
+describe('HeldLease: renewals never overlap, and a failed release warns', () => {
+  /** A fake of the Lease calls: each replace takes `replaceMs`; the Lease's resourceVersion counts writes. */
+  function fakeLeases(replaceMs: number) {
+    const calls: string[] = []
+    let version = 1
+    let inFlight = 0
+    let maxInFlight = 0
+    const stored = (): V1Lease => ({ metadata: { name: 'l', uid: 'u1', resourceVersion: String(version) }, spec: { holderIdentity: 'me' } })
+    const client = {
+      replaceLease: async (_ns: string, lease: V1Lease) => {
+        calls.push(`replace@${lease.metadata?.resourceVersion}`)
+        maxInFlight = Math.max(maxInFlight, ++inFlight)
+        await new Promise((r) => setTimeout(r, replaceMs))
+        inFlight--
+        if (lease.metadata?.resourceVersion !== String(version)) return 'conflict' as const
+        version++
+        return stored()
+      },
+      getLease: async () => stored(),
+      deleteLease: async (_ns: string, _name: string, p: { resourceVersion?: string }) => {
+        calls.push(`delete@${p.resourceVersion}`)
+        return p.resourceVersion === String(version) ? ('deleted' as const) : ('conflict' as const)
+      }
+    } as unknown as ClusterObjects
+    return { client, calls, lease: stored(), maxInFlight: () => maxInFlight }
+  }
+  const request = (client: ClusterObjects) => ({ client, namespace: 'ns', name: 'l', holder: 'me', scope: 'release=app', waitSeconds: 60, info: () => {} })
+
+  beforeEach(() => jest.useFakeTimers())
+  afterEach(() => jest.useRealTimers())
+
+  test('a renewal that takes 25 s (retrying): the next one starts 10 s after it settled, and the release carries its resourceVersion', async () => {
+    const fake = fakeLeases(25_000)
+    const held = new HeldLease(request(fake.client), fake.lease)
+    await jest.advanceTimersByTimeAsync(RENEW_EVERY_MS) // the first renewal starts
+    await jest.advanceTimersByTimeAsync(20_000) // with an interval, two more would have started by now
+    expect(fake.calls).toEqual(['replace@1'])
+    await jest.advanceTimersByTimeAsync(5_000 + RENEW_EVERY_MS) // settled, then 10 s later the next one
+    expect(fake.calls).toEqual(['replace@1', 'replace@2'])
+    const release = held.release() // while the second renewal is in flight: it waits for it
+    await jest.advanceTimersByTimeAsync(25_000)
+    await release
+    expect(fake.calls).toEqual(['replace@1', 'replace@2', 'delete@3'])
+    expect(fake.maxInFlight()).toBe(1)
+    expect(held.warnings).toEqual([])
+    await jest.advanceTimersByTimeAsync(60_000) // released: no renewal after it
+    expect(fake.calls).toHaveLength(3)
+  })
+
+  test('a release the API server keeps refusing warns, saying what failed and when the Lease expires', async () => {
+    const fake = fakeLeases(0)
+    const failing = { ...fake.client, deleteLease: async () => Promise.reject(new Error('connection reset')) } as unknown as ClusterObjects
+    const held = new HeldLease(request(failing), fake.lease)
+    await held.release()
+    expect(held.warnings).toEqual([
+      'could not release Lease ns/l (connection reset); it expires 30s after its last renewal, and until then another run on the same scope waits for it'
+    ])
+  })
+
+  test('a release that meets a conflict on our own Lease (an answer lost) deletes it from a fresh read; one that keeps conflicting warns', async () => {
+    const fake = fakeLeases(0)
+    let deletes = 0
+    const conflicting = { ...fake.client, deleteLease: async () => (++deletes, 'conflict' as const) } as unknown as ClusterObjects
+    const held = new HeldLease(request(conflicting), fake.lease)
+    await held.release()
+    expect(deletes).toBe(2)
+    expect(held.warnings).toEqual([
+      'could not release Lease ns/l: it kept changing (409 Conflict); it expires 30s after its last renewal, and until then another run on the same scope waits for it'
+    ])
   })
 })
