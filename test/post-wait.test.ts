@@ -48,7 +48,7 @@ test('a log save that fails after the wait: the row keeps the failure and the TT
 
   const failed = rowOf(run.outputs.kept, unsaved)
   expect(failed?.reason).toMatch(
-    /^succeeded after waiting; TTL not set: its logs could not all be saved \(cannot save the log of \S+\/main: 403 Forbidden \(the credentials lack 'get' on pods\/log\)\); it keeps what it was given before the wait \(TTL: 2h after it finishes\)$/
+    /^succeeded after waiting; TTL not set: its logs could not all be saved \(cannot save the log of \S+\/main: 403 Forbidden: injected by the fault proxy: HTTP 403 \(the credentials lack 'get' on pods\/log\)\); it keeps what it was given before the wait \(TTL: 2h after it finishes\)$/
   )
   expect(failed?.reason).not.toContain('after it finished')
   expect(run.summary).toContain(`| ${unsaved} | succeeded | ❌ failed to set TTL | `)
