@@ -66,11 +66,14 @@ function waitingError(s: V1ContainerStatus, pod: V1Pod): string | undefined {
   return detail ? `${waiting.reason} (${cut(detail)})` : waiting.reason
 }
 
-/** Why the scheduler places the pod on no node (the PodScheduled condition), without the preemption clause. */
+/**
+ * Why the scheduler places the pod on no node (the PodScheduled condition): its first sentence, the filters'
+ * verdict. What follows is the post-filter's (preemption; in 1.34 "no new claims to deallocate, preemption: …").
+ */
 function unschedulable(pod: V1Pod): string | undefined {
   const c = pod.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'False')
   if (!c) return undefined
-  return cut((c.message ?? c.reason ?? 'Unschedulable').split(/\.\s*preemption:/)[0].replace(/\.$/, ''))
+  return cut((c.message ?? c.reason ?? 'Unschedulable').split(/\.\s/)[0].replace(/\.$/, ''))
 }
 
 const terminal = (pod: V1Pod): boolean => pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed' || !!pod.metadata?.deletionTimestamp

@@ -2,7 +2,7 @@
 import type { V1Pod } from '@kubernetes/client-node'
 import { neverStarted } from '../../src/observe/pod-start.ts'
 import { NOW, newJob } from './jobs.ts'
-import { imagePullBackOff, initCrashLoop, newPod, running, unschedulable, waiting } from './pods.ts'
+import { SCHEDULER_134, imagePullBackOff, initCrashLoop, newPod, running, unschedulable, waiting } from './pods.ts'
 
 const STUCK_AFTER = 60
 const job = newJob({ name: 'app-migrate', status: 'running', age: 600 })
@@ -13,6 +13,21 @@ test.each([
     'unschedulable (a nodeSelector no node has), 2m old',
     [unschedulable(120)],
     "never started: 0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector"
+  ],
+  [
+    'unschedulable, in Kubernetes 1.34’s words (the post-filter clause names DRA claims first): the first sentence only',
+    [unschedulable(120, SCHEDULER_134)],
+    "never started: 0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector"
+  ],
+  [
+    'unschedulable for two reasons, a taint key with dots: both reasons, whole',
+    [
+      unschedulable(
+        120,
+        '0/3 nodes are available: 1 node(s) had untolerated taint {node.kubernetes.io/unreachable: }, 2 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.'
+      )
+    ],
+    'never started: 0/3 nodes are available: 1 node(s) had untolerated taint {node.kubernetes.io/unreachable: }, 2 Insufficient cpu'
   ],
   ['ImagePullBackOff, 2m old: the image', [imagePullBackOff(120)], 'never started: ImagePullBackOff (registry.example/app:1.2.3)'],
   [

@@ -32,8 +32,12 @@ export function newPod(shape: PodShape): V1Pod {
   }
 }
 
-/** The scheduler's verdict on a pod whose nodeSelector no node has. */
-export const unschedulable = (age: number): V1Pod =>
+/** The scheduler's verdict on a pod whose nodeSelector no node has (Kubernetes 1.37's words; 1.34 adds "no new claims to deallocate, "). */
+export const SCHEDULER_137 =
+  "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+export const SCHEDULER_134 =
+  "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector. no new claims to deallocate, preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+export const unschedulable = (age: number, message = SCHEDULER_137): V1Pod =>
   newPod({
     age,
     conditions: [
@@ -41,8 +45,7 @@ export const unschedulable = (age: number): V1Pod =>
         type: 'PodScheduled',
         status: 'False',
         reason: 'Unschedulable',
-        message:
-          "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+        message
       }
     ]
   })
