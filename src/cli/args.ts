@@ -2,6 +2,8 @@
 // the action's inputs, so the same settings parser validates both and gives the same messages.
 // Two flags are the CLI's own: --json, and --kubeconfig-env, because a kubeconfig's content on
 // the command line could be read by anyone on the machine (ps, /proc/<pid>/cmdline).
+// The usage text words each flag shorter than action.yml, which declares the inputs; the docs test
+// (test/unit/docs.test.ts) holds its flag names, defaults and choices to action.yml.
 import { existsSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { isKubeconfigPath } from '../settings/kubeconfig-input.ts'
