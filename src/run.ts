@@ -43,7 +43,7 @@ async function observed(out: Console, what: string, look: () => Promise<Observed
 
 /**
  * Pre and post: the Jobs in scope that look running are looked at through their pods, so that one
- * that never started counts as stuck. A sweep reads no pods (README: Reliability).
+ * that never started counts as stuck. A sweep reads no pods (docs/reliability.md).
  */
 async function withStarts(client: JobsClient, settings: Settings, o: Observed, warn: (message: string) => void): Promise<Observed> {
   const unfinished = decidable(o, settings).filter((job) => jobStatus(job) === 'running')
@@ -92,8 +92,8 @@ async function runWith(client: JobsClient, phase: Phase, settings: Settings, opt
   const out = options.console
   const namespaces = namespacesOf(phase, settings, client)
   await checkNamespaces(client, namespaces, settings.namespaces === undefined)
-  // A dry run changes nothing, the Lease included; a sweep of all namespaces takes none (README:
-  // Concurrent runs), its deletes being safe against any other run through their preconditions.
+  // A dry run changes nothing, the Lease included; a sweep of all namespaces takes none
+  // (docs/concurrency.md), its deletes being safe against any other run through their preconditions.
   const manifestNames = settings.manifestJobs?.map((j) => j.metadata?.name ?? '')
   const leases =
     settings.dryRun || namespaces.length === 0

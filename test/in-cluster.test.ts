@@ -75,7 +75,7 @@ afterAll(async () => {
   await Promise.all([deleteNamespace(home), deleteNamespace(ns), deleteNamespace(otherNs)])
 })
 
-test('the manifests pass kubectl apply --dry-run=server, and the CronJob is what the README promises', () => {
+test('the manifests pass kubectl apply --dry-run=server, and the CronJob is what docs/in-cluster.md promises', () => {
   const dryRun = kubectl('apply', '--dry-run=server', '-f', manifestFile)
   expect(dryRun.stderr).toBe('')
   expect(dryRun.code).toBe(0)
@@ -120,7 +120,7 @@ test('the CronJob’s sweep, as its ServiceAccount with only the ClusterRole, de
     'yes'
   ])
   expect([can('patch', 'jobs', ns), can('create', 'jobs', ns), can('delete', 'pods', ns), can('get', 'secrets', ns)]).toEqual(['no', 'no', 'no', 'no'])
-  // A sweep of all namespaces takes no Lease (README: Concurrent runs), so it may not write one.
+  // A sweep of all namespaces takes no Lease (docs/concurrency.md), so it may not write one.
   expect(can('create', 'leases.coordination.k8s.io', ns)).toBe('no')
 
   const cases: Case[] = [

@@ -1,5 +1,5 @@
 // What a Helm rollback does after a pre phase: the old revision's migration Job is re-created and
-// the old migration runs again (README: "Rollbacks after a pre phase").
+// the old migration runs again (docs/rollbacks.md).
 import { outputNames, runAction } from './action.ts'
 import { getJob, helm, helmMajor, waitForJobCondition } from './cluster/testenv.ts'
 import { helmChart, release, useScenario } from './scenario.ts'

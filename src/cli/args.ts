@@ -2,6 +2,8 @@
 // the action's inputs, so the same settings parser validates both and gives the same messages.
 // Two flags are the CLI's own: --json, and --kubeconfig-env, because a kubeconfig's content on
 // the command line could be read by anyone on the machine (ps, /proc/<pid>/cmdline).
+// The usage text words each flag shorter than action.yml, which declares the inputs; the docs test
+// (test/unit/docs.test.ts) holds its flag names, defaults and choices to action.yml.
 import { existsSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { isKubeconfigPath } from '../settings/kubeconfig-input.ts'
@@ -151,7 +153,8 @@ Retention:
   --stuck-after DURATION  a Job whose pods never started a main container this long is stuck:
                           no longer waited for, and an error (default 2m)
   --keep-last N           the N newest Jobs of each group get no TTL (default 0: off)
-  --group-by LABEL        group Jobs no CronJob or Helm release groups by this label`,
+  --group-by LABEL        group Jobs no CronJob or Helm release groups by this label
+  --wait-timeout DURATION how long to wait for another run on the same scope (default 10m)`,
   sweep: `Usage: job-sweeper sweep [flags]
 
 Deletes the finished Jobs whose retention expired (their job-sweeper.io/ annotations, else
@@ -165,7 +168,9 @@ Retention:
   --failure-grace DURATION failed Jobs without an annotation (default 24h), or never
   --keep-last N           keep the N newest succeeded Jobs of each group whatever their ttl
                           (groups: owning CronJob, else Helm release + name without revision)
-  --group-by LABEL        group Jobs no CronJob or Helm release groups by this label`
+  --group-by LABEL        group Jobs no CronJob or Helm release groups by this label
+  --wait-timeout DURATION how long deletions, and waiting for another run on the same scope, may
+                          take (default 10m)`
 }
 
 export function usage(phase?: Phase): string {

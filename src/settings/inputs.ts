@@ -1,7 +1,7 @@
 // The names of the action's inputs (the CLI's flags) and the error a bad one raises. Kept apart
 // from the parser so that the small validators beside it can name inputs without an import cycle.
 
-/** Input names: part of the public interface (action.yml and README document each). */
+/** Input names: part of the public interface (action.yml declares each; the README's table is written from it). */
 export const INPUT = {
   phase: 'phase',
   kubeconfig: 'kubeconfig',

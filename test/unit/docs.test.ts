@@ -1,12 +1,24 @@
-// action.yml, the README's tables and the code's input table must agree.
-import { readdirSync, readFileSync } from 'node:fs'
-import { join } from 'node:path'
-import { loadYaml } from '@kubernetes/client-node'
-import { INPUT } from '../../src/settings/settings.ts'
+// action.yml declares the interface once: the README's tables are written from it (npm run docs),
+// and the code's inputs and outputs and the CLI's usage text must agree with it.
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, posix } from 'node:path'
+import { loadAll } from 'js-yaml'
+import { readAction, renderReadme, README } from '../../scripts/docs.ts'
+import { usage } from '../../src/cli/args.ts'
+import { writeReport } from '../../src/report/write.ts'
+import { HARVEST_LOGS, INPUT, ON_LOG_FAILURE, ON_RUNNING, PHASES } from '../../src/settings/settings.ts'
 
 const root = join(import.meta.dirname, '..', '..')
-const action = loadYaml<{ inputs: Record<string, { default?: string }>; outputs: Record<string, unknown> }>(readFileSync(join(root, 'action.yml'), 'utf8'))
-const readme = readFileSync(join(root, 'README.md'), 'utf8')
+const action = readAction()
+const readme = readFileSync(README, 'utf8')
+
+test('README.md is what npm run docs writes from action.yml (its inputs and outputs tables)', async () => {
+  const expected = await renderReadme(readme, action)
+  const line = readme.split('\n').findIndex((l, i) => l !== expected.split('\n')[i])
+  const differs = line < 0 ? 'in sync' : `README.md line ${line + 1} differs from action.yml: run npm run docs`
+  expect(differs).toBe('in sync')
+})
 
 /** Rows of the first table under `## heading`: first cell (backticks stripped) → second cell. */
 function table(heading: string): Map<string, string> {
@@ -31,12 +43,146 @@ test('the code reads exactly the inputs action.yml declares', () => {
   expect(Object.values(INPUT).sort()).toEqual(Object.keys(action.inputs).sort())
 })
 
-test('every file in examples/ (and its folders) is shown in the README, word for word', () => {
+test('the code sets exactly the outputs action.yml declares', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'job-sweeper-outputs-'))
+  const saved = { output: process.env.GITHUB_OUTPUT, summary: process.env.GITHUB_STEP_SUMMARY }
+  try {
+    process.env.GITHUB_OUTPUT = join(dir, 'output')
+    process.env.GITHUB_STEP_SUMMARY = join(dir, 'summary')
+    for (const file of [process.env.GITHUB_OUTPUT, process.env.GITHUB_STEP_SUMMARY]) writeFileSync(file, '')
+    await writeReport({ phase: 'post', namespace: 'prod', dryRun: false, outcomes: [], errors: [], warnings: [] }, join(dir, 'logs'))
+    const set = [...readFileSync(process.env.GITHUB_OUTPUT, 'utf8').matchAll(/^([\w-]+)<<ghadelimiter_/gm)].map((m) => m[1])
+    expect(set.sort()).toEqual(Object.keys(action.outputs).sort())
+  } finally {
+    for (const [name, value] of [
+      ['GITHUB_OUTPUT', saved.output],
+      ['GITHUB_STEP_SUMMARY', saved.summary]
+    ] as const)
+      if (value === undefined) delete process.env[name]
+      else process.env[name] = value
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+// The CLI's usage text words each flag shorter than action.yml does (a terminal line each); these
+// tests hold it to action.yml on what must not drift: the names, the defaults and the choices.
+/** The CLI's own flags, not inputs: --json, and --kubeconfig-env (a kubeconfig kept off the command line). */
+const CLI_ONLY = ['json', 'kubeconfig-env']
+/** The input the CLI takes as its command rather than a flag. */
+const COMMAND = INPUT.phase
+
+/** Every flag line of the usage texts: name → its text (continuation lines joined). */
+function cliFlags(): Map<string, string> {
+  const flags = new Map<string, string>()
+  for (const text of [usage(), ...PHASES.map((p) => usage(p))]) {
+    let last: string | undefined
+    for (const line of text.split('\n')) {
+      const flag = /^ {2}(?:or: )?--([a-z-]+)\b(.*)$/.exec(line)
+      if (flag) flags.set((last = flag[1]), `${flags.get(flag[1]) ?? ''} ${flag[2].trim()}`)
+      else if (last && /^ {20,}\S/.test(line)) flags.set(last, `${flags.get(last)} ${line.trim()}`)
+      else last = undefined
+    }
+  }
+  return flags
+}
+
+test("the CLI's flags are action.yml's inputs (the phase is the command) and its own --json and --kubeconfig-env", () => {
+  const flags = [...cliFlags().keys()].filter((f) => !CLI_ONLY.includes(f))
+  expect(flags.sort()).toEqual(
+    Object.keys(action.inputs)
+      .filter((name) => name !== COMMAND)
+      .sort()
+  )
+  for (const phase of PHASES) expect([phase, new RegExp(`^  ${phase} `, 'm').test(usage())]).toEqual([phase, true])
+})
+
+test("the CLI's usage states action.yml's default for every input that has one (booleans default to false, as a bare flag is true)", () => {
+  const flags = cliFlags()
+  for (const [name, input] of Object.entries(action.inputs)) {
+    if (name === COMMAND || input.default === undefined || input.default === 'false') continue
+    const text = flags.get(name) ?? ''
+    // "(default 10m", "(default: KUBECONFIG" or "failed (default)".
+    const stated = /\(default:? ([^\s:),]+)/.exec(text)?.[1] ?? /(\S+) \(default\)/.exec(text)?.[1]
+    expect([name, stated]).toEqual([name, input.default])
+  }
+})
+
+test("the choices of the code's keyword inputs are named in action.yml and in the CLI's usage", () => {
+  const flags = cliFlags()
+  const choices: [string, readonly string[]][] = [
+    [INPUT.onRunning, ON_RUNNING],
+    [INPUT.harvestLogs, HARVEST_LOGS],
+    [INPUT.onLogFailure, ON_LOG_FAILURE],
+    [INPUT.phase, PHASES]
+  ]
+  for (const [name, values] of choices)
+    for (const value of values) {
+      expect([name, value, action.inputs[name].description.includes(`\`${value}\``)]).toEqual([name, value, true])
+      const cli = name === COMMAND ? usage() : (flags.get(name) ?? '')
+      expect([name, value, new RegExp(`\\b${value}\\b`).test(cli)]).toEqual([name, value, true])
+    }
+})
+
+/** README.md, CONTRIBUTING.md and docs/*.md: path from the root → text. */
+const pages = new Map(
+  [
+    'README.md',
+    'CONTRIBUTING.md',
+    ...readdirSync(join(root, 'docs'))
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => `docs/${f}`)
+  ].map((p) => [p, readFileSync(join(root, p), 'utf8')])
+)
+
+/** The relative links of a page, outside code blocks: target path from the root, and #anchor. */
+function links(page: string): { path: string; anchor?: string }[] {
+  const prose = pages.get(page)!.replace(/^```[\s\S]*?^```/gm, '')
+  return [...prose.matchAll(/\]\(([^)\s]+)\)/g)]
+    .map((m) => m[1])
+    .filter((target) => !/^[a-z]+:/.test(target))
+    .map((target) => {
+      const [file, anchor] = target.split('#')
+      return { path: file === '' ? page : posix.normalize(posix.join(posix.dirname(page), file)), anchor }
+    })
+}
+
+/** GitHub's anchor for a heading: lower case, punctuation dropped, spaces to dashes. */
+const slug = (heading: string) =>
+  heading
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N} _-]/gu, '')
+    .replace(/ /g, '-')
+
+test('every file in examples/ (and its folders) is linked from the README or docs/, and is valid YAML', () => {
   const examples = readdirSync(join(root, 'examples'), { recursive: true, withFileTypes: true }).filter((e) => e.isFile())
   expect(examples.length).toBeGreaterThan(0)
+  const linked = new Set([...pages.keys()].filter((p) => p !== 'CONTRIBUTING.md').flatMap((p) => links(p).map((l) => l.path)))
   for (const file of examples) {
     const name = join(file.parentPath, file.name).slice(root.length + 1)
-    const text = readFileSync(join(root, name), 'utf8').trimEnd()
-    expect([name, readme.includes(`\`\`\`yaml\n${text}\n\`\`\``)]).toEqual([name, true])
+    expect([name, linked.has(name)]).toEqual([name, true])
+    const documents = loadAll(readFileSync(join(root, name), 'utf8'))
+    expect([name, documents.length > 0 && documents.every((d) => typeof d === 'object' && d !== null)]).toEqual([name, true])
+  }
+})
+
+test('no example is pasted into a page, so there is no second copy to go stale', () => {
+  const examples = readdirSync(join(root, 'examples'), { recursive: true, withFileTypes: true }).filter((e) => e.isFile())
+  for (const file of examples) {
+    // Its first non-comment line and the one after: a fragment no hand-written snippet repeats.
+    const lines = readFileSync(join(file.parentPath, file.name), 'utf8').split('\n')
+    const start = lines.findIndex((l) => l.trim() !== '' && !l.startsWith('#'))
+    const fragment = lines.slice(start, start + 4).join('\n')
+    for (const [page, text] of pages) expect([file.name, page, text.includes(fragment)]).toEqual([file.name, page, false])
+  }
+})
+
+test('every relative link in the README, CONTRIBUTING.md and docs/ points to a file, and its #anchor to a heading there', () => {
+  const checked = [...pages.keys()].flatMap((page) => links(page).map((link) => ({ page, ...link })))
+  expect(checked.length).toBeGreaterThan(20)
+  for (const { page, path, anchor } of checked) {
+    expect([page, path, existsSync(join(root, path))]).toEqual([page, path, true])
+    if (anchor === undefined) continue
+    const headings = (pages.get(path) ?? '').split('\n').filter((l) => /^#+ /.test(l))
+    expect([page, `${path}#${anchor}`, headings.some((h) => slug(h.replace(/^#+ /, '')) === anchor)]).toEqual([page, `${path}#${anchor}`, true])
   }
 })
