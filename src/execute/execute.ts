@@ -3,6 +3,7 @@
 // answers every wait (running → finished, deleted → gone). Problems are collected per Job and
 // reported together at the end, as the TTL-after-finished controller does.
 import PQueue from 'p-queue'
+import { realClock, type Clock } from '../kube/clock.ts'
 import type { JobsClient } from '../kube/client.ts'
 import { apiErrorMessage } from '../kube/errors.ts'
 import { JobInformer, WaitTimeout } from '../kube/informer.ts'
@@ -27,9 +28,11 @@ class Watches {
   private readonly client: JobsClient
   private readonly plan: Plan
   private readonly signal: AbortSignal | undefined
-  constructor(client: JobsClient, plan: Plan, signal?: AbortSignal) {
+  private readonly clock: Clock
+  constructor(client: JobsClient, plan: Plan, clock: Clock, signal?: AbortSignal) {
     this.client = client
     this.plan = plan
+    this.clock = clock
     this.signal = signal
   }
 
@@ -37,7 +40,7 @@ class Watches {
   waitFor(p: PlannedJob, done: (job: JobRecord | undefined) => boolean, timeoutMs: number): Promise<JobRecord | undefined> {
     let informer = this.informers.get(p.namespace)
     if (!informer) {
-      informer = new JobInformer(this.client, p.namespace, this.plan.resourceVersions[p.namespace] ?? '', undefined, this.signal)
+      informer = new JobInformer(this.client, p.namespace, this.plan.resourceVersions[p.namespace] ?? '', undefined, this.signal, this.clock)
       // Everything the run may wait on is followed from the plan's list on, so no event is missed.
       for (const q of this.plan.jobs) if (q.namespace === p.namespace && q.action !== 'keep') informer.track(q.job)
       this.informers.set(p.namespace, informer)
@@ -84,11 +87,23 @@ export async function execute(plan: Plan, client: JobsClient, settings: Settings
     result.outcomes = plan.jobs.map((p) => outcome(p, p.action === 'keep' ? 'kept' : would))
     return result
   }
+  const clock = ctx.clock ?? realClock
   const events = new PQueue({ concurrency: settings.concurrency })
-  const actions: ActionContext = { ...ctx, client, settings, plan, errors: result.errors, warnings: result.warnings, tailed: { count: 0 }, events, down: {} }
+  const actions: ActionContext = {
+    ...ctx,
+    clock,
+    client,
+    settings,
+    plan,
+    errors: result.errors,
+    warnings: result.warnings,
+    tailed: { count: 0 },
+    events,
+    down: {}
+  }
   const queue = new PQueue({ concurrency: settings.concurrency })
-  const watches = new Watches(client, plan, ctx.signal)
-  const starts = new StartPoller(client, settings.stuckAfterSeconds)
+  const watches = new Watches(client, plan, clock, ctx.signal)
+  const starts = new StartPoller(client, settings.stuckAfterSeconds, undefined, clock)
   const outcomes = new Map<string, JobOutcome>(plan.jobs.filter((p) => p.action === 'keep').map((p) => [key(p), outcome(p, 'kept')]))
   const run = { actions, queue, watches, starts, outcomes, settings, plan, result }
   try {
@@ -134,7 +149,7 @@ interface Run {
 async function onQueue(run: Run, jobs: PlannedJob[], verb: string, action: (p: PlannedJob) => Promise<JobOutcome>): Promise<void> {
   if (jobs.length === 0) return
   let done = 0
-  const stop = startProgress(run.actions.info, () => `${done}/${jobs.length} ${verb}`)
+  const stop = startProgress(run.actions.info, () => `${done}/${jobs.length} ${verb}`, run.actions.clock)
   try {
     await Promise.all(
       jobs.map((p) =>
@@ -161,7 +176,11 @@ async function prune(run: Run): Promise<boolean> {
     const timeout = settings.waitTimeoutSeconds
     const pending = new Set(toWait.map(key))
     actions.info(`waiting up to ${formatDuration(timeout)} for ${toWait.length} running Job(s): ${someNames(pending)}`)
-    const stop = startProgress(actions.info, () => `${toWait.length - pending.size}/${toWait.length} finished · still running: ${someNames(pending)}`)
+    const stop = startProgress(
+      actions.info,
+      () => `${toWait.length - pending.size}/${toWait.length} finished · still running: ${someNames(pending)}`,
+      actions.clock
+    )
     const settled = await Promise.allSettled(
       toWait.map(async (p) => {
         const job = await watches.waitUnlessStuck(p, starts, (j) => !stillRunning(j), timeout * 1000)
@@ -173,7 +192,7 @@ async function prune(run: Run): Promise<boolean> {
     const failed = toWait.map((p, i) => ({ p, s: settled[i] })).filter(({ s }) => s.status === 'rejected')
     if (failed.length > 0) {
       // The row and the error both give the Job's age when the wait gave up.
-      const gaveUp = new Date()
+      const gaveUp = new Date(actions.clock.now())
       // On a timeout nothing at all is deleted: the upgrade would fail on the running Job anyway.
       const blocked = (s: PromiseSettledResult<unknown>): string => {
         const reason = (s as PromiseRejectedResult).reason
@@ -200,7 +219,7 @@ async function prune(run: Run): Promise<boolean> {
     }
     for (const [i, p] of toWait.entries()) {
       const job = (settled[i] as PromiseFulfilledResult<JobRecord | undefined>).value
-      const again = job && plan.redecide(job, new Date())
+      const again = job && plan.redecide(job, new Date(actions.clock.now()))
       if (!again) run.outcomes.set(key(p), { ...outcome(p, 'gone', 'finished, and deleted by someone else while it was waited for'), waited: true })
       // Kept: it became a hook, or left the scope (relabelled by an operator keeping it for inspection).
       else if (again.action !== 'delete')
@@ -223,7 +242,7 @@ async function awaitGone(run: Run, deleted: PlannedJob[]): Promise<void> {
   // Deleted, but not to be seen gone from a cluster that does not answer: the run fails anyway.
   if (leaving.length === 0 || actions.down.error) return
   const pending = new Set(leaving.map(key))
-  const stop = startProgress(actions.info, () => `${leaving.length - pending.size}/${leaving.length} gone · waiting for: ${someNames(pending)}`)
+  const stop = startProgress(actions.info, () => `${leaving.length - pending.size}/${leaving.length} gone · waiting for: ${someNames(pending)}`, actions.clock)
   try {
     await Promise.all(
       leaving.map(async (p) => {
@@ -298,22 +317,26 @@ async function post(run: Run): Promise<void> {
   const limit = settings.waitForJobsSeconds
   const pending = new Set(toWait.map(key))
   actions.info(`waiting up to ${formatDuration(limit)} for ${toWait.length} running Job(s): ${someNames(pending)}`)
-  const stop = startProgress(actions.info, () => `${toWait.length - pending.size}/${toWait.length} finished · still running: ${someNames(pending)}`)
+  const stop = startProgress(
+    actions.info,
+    () => `${toWait.length - pending.size}/${toWait.length} finished · still running: ${someNames(pending)}`,
+    actions.clock
+  )
   try {
     await Promise.all(
       toWait.map(async (p) => {
         const out = outcomes.get(key(p)) as JobOutcome
         out.waited = true
         try {
-          const began = Date.now()
+          const began = actions.clock.now()
           const job = await watches.waitUnlessStuck(p, starts, (j) => !stillRunning(j), limit * 1000)
           if (job?.neverStarted && jobStatus(job) === 'stuck') {
-            const after = `no longer waited for after ${formatDuration((Date.now() - began) / 1000)} of wait-for-jobs ${formatDuration(limit)}`
+            const after = `no longer waited for after ${formatDuration((actions.clock.now() - began) / 1000)} of wait-for-jobs ${formatDuration(limit)}`
             Object.assign(out, { status: 'stuck', reason: `${job.neverStarted}; ${after}; it keeps the upper-bound TTL` })
             stuckJob(p, `${job.neverStarted}: ${after}`)
             return
           }
-          const again = job && plan.redecide(job, new Date())
+          const again = job && plan.redecide(job, new Date(actions.clock.now()))
           if (!again) Object.assign(out, { result: 'gone', reason: 'deleted while it was waited for' })
           else if (again.action === 'set-ttl') {
             const exact = await run.queue.add(() => ttlAction(again, again.ttlSeconds ?? null, actions))
