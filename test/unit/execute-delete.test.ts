@@ -83,6 +83,7 @@ test('404: a Job deleted by someone else after planning is "already gone", not p
     'gone',
     'succeeded; a Job’s pod template is immutable, so helm upgrade fails while it exists — already gone'
   ])
+  expect(ex.client.callsOf('getJob')).toEqual([]) // a 404 is final: nothing to read again
   // Positive control: the other one is pruned, with its Event.
   expect(outcomesOf(result)['app-seed'][0]).toBe('pruned')
   expect(ex.client.events).toEqual([expect.stringMatching(/^prod\/app-seed JobSwept: Deleted by job-sweeper \(pre phase\)/)])
