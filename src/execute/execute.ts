@@ -10,8 +10,8 @@ import { JobInformer, WaitTimeout } from '../kube/informer.ts'
 import { ClusterUnreachable, RunCancelled } from '../kube/retry.ts'
 import type { JobRecord } from '../kube/job-record.ts'
 import type { Plan, PlannedJob } from '../plan/plan.ts'
+import type { Problem } from '../plan/policy.ts'
 import { ageSeconds, jobStatus } from '../plan/predicates.ts'
-import { formatRetention } from '../plan/retention.ts'
 import { formatDuration } from '../settings/duration.ts'
 import type { Settings } from '../settings/settings.ts'
 import { CANCELLED, deleteAction, isUnreachable, stoppedBy, ttlAction, UNREACHABLE, type ActionContext } from './actions.ts'
@@ -79,7 +79,7 @@ export async function execute(plan: Plan, client: JobsClient, settings: Settings
   const blocked = plan.jobs.filter((p) => p.action === 'block')
   if (blocked.length > 0) {
     result.outcomes = abandon(plan, new Map(blocked.map((p) => [key(p), p.reason])))
-    result.errors.push(...blocked.map((p) => `Job ${key(p)} is still running (${formatDuration(p.ageSeconds)}) and on-running is fail; nothing was deleted`))
+    for (const p of blocked) report(result, p.problem)
     return result
   }
   if (settings.dryRun) {
@@ -121,6 +121,11 @@ export async function execute(plan: Plan, client: JobsClient, settings: Settings
     result.errors.push(`${down.message}; the run stopped there, ${undone} Job(s) not done: run it again once the cluster is reachable`)
   }
   return cancelled(result, ctx)
+}
+
+/** Reports what the plan says to about a Job: an error fails the step, a warning does not. */
+function report(result: RunResult, problem: Problem | undefined): void {
+  if (problem) (problem.severity === 'error' ? result.errors : result.warnings).push(problem.message)
 }
 
 /** The result, saying (when the run was cancelled) so, and which Jobs were not done. */
@@ -173,6 +178,7 @@ async function prune(run: Run): Promise<boolean> {
   const toDelete = plan.jobs.filter((p) => p.action === 'delete')
   const toWait = plan.jobs.filter((p) => p.action === 'wait')
   if (toWait.length > 0) {
+    const began = actions.clock.now()
     const timeout = settings.waitTimeoutSeconds
     const pending = new Set(toWait.map(key))
     actions.info(`waiting up to ${formatDuration(timeout)} for ${toWait.length} running Job(s): ${someNames(pending)}`)
@@ -219,11 +225,10 @@ async function prune(run: Run): Promise<boolean> {
     }
     for (const [i, p] of toWait.entries()) {
       const job = (settled[i] as PromiseFulfilledResult<JobRecord | undefined>).value
-      const again = job && plan.redecide(job, new Date(actions.clock.now()))
+      const again = job && plan.redecide(job, new Date(actions.clock.now()), (actions.clock.now() - began) / 1000)
       if (!again) run.outcomes.set(key(p), { ...outcome(p, 'gone', 'finished, and deleted by someone else while it was waited for'), waited: true })
       // Kept: it became a hook, or left the scope (relabelled by an operator keeping it for inspection).
-      else if (again.action !== 'delete')
-        run.outcomes.set(key(p), { ...outcome(again, 'kept', `changed while it was waited for: ${again.reason}`), waited: true })
+      else if (again.action !== 'delete') run.outcomes.set(key(p), { ...outcome(again, 'kept'), waited: true })
       else {
         run.outcomes.set(key(p), { ...outcome(again, 'kept'), waited: true })
         toDelete.push(again)
@@ -291,26 +296,7 @@ async function post(run: Run): Promise<void> {
   const act = plan.jobs.filter((p) => p.action === 'set-ttl' || p.action === 'wait')
   // First every Job gets a TTL, so none is left without one if the wait times out or is cancelled.
   await onQueue(run, act, 'given a TTL', (p) => ttlAction(p, p.ttlSeconds ?? null, actions))
-  const failedJob = (p: { namespace: string; name: string }): void => {
-    const kept = `kept for failure-grace ${formatRetention(settings.failureGraceSeconds)}`
-    if (settings.failOnJobFailure) result.errors.push(`Job ${key(p)} failed; ${kept} so it can be inspected`)
-    else result.warnings.push(`Job ${key(p)} failed (fail-on-job-failure is false); ${kept}`)
-  }
-  // A Job that never started will not finish: waiting for it would only run out wait-for-jobs.
-  const stuckJob = (p: { namespace: string; name: string }, why: string): void => {
-    const words = `Job ${key(p)} ${why}; it keeps the upper-bound TTL`
-    if (settings.failOnJobFailure) result.errors.push(words)
-    else result.warnings.push(`${words} (fail-on-job-failure is false)`)
-  }
-  // With wait-for-jobs the phase promises "the step fails when a migration failed", also for one
-  // that had already failed (or was stuck) when the phase began.
-  if (settings.waitForJobsSeconds > 0) {
-    for (const p of act) {
-      if (outcomes.get(key(p))?.result !== 'ttl-set') continue
-      if (p.status === 'failed') failedJob(p)
-      if (p.status === 'stuck') stuckJob(p, `${p.job.neverStarted}: not waited for`)
-    }
-  }
+  for (const p of act) if (outcomes.get(key(p))?.result === 'ttl-set') report(result, p.problem)
 
   const toWait = act.filter((p) => p.action === 'wait' && outcomes.get(key(p))?.result === 'ttl-set')
   if (toWait.length === 0) return
@@ -330,27 +316,13 @@ async function post(run: Run): Promise<void> {
         try {
           const began = actions.clock.now()
           const job = await watches.waitUnlessStuck(p, starts, (j) => !stillRunning(j), limit * 1000)
-          if (job?.neverStarted && jobStatus(job) === 'stuck') {
-            const after = `no longer waited for after ${formatDuration((actions.clock.now() - began) / 1000)} of wait-for-jobs ${formatDuration(limit)}`
-            Object.assign(out, { status: 'stuck', reason: `${job.neverStarted}; ${after}; it keeps the upper-bound TTL` })
-            stuckJob(p, `${job.neverStarted}: ${after}`)
-            return
-          }
-          const again = job && plan.redecide(job, new Date(actions.clock.now()))
+          const again = job && plan.redecide(job, new Date(actions.clock.now()), (actions.clock.now() - began) / 1000)
           if (!again) Object.assign(out, { result: 'gone', reason: 'deleted while it was waited for' })
           else if (again.action === 'set-ttl') {
             const exact = await run.queue.add(() => ttlAction(again, again.ttlSeconds ?? null, actions))
-            const which = again.status === 'succeeded' ? 'ttl' : 'failure-grace'
-            const words =
-              again.ttlSeconds === null
-                ? `${which} is never: kept until removed`
-                : `deleted ${which} ${formatRetention(again.ttlSeconds ?? null)} after it finished`
             if (exact.result === 'ttl-set') {
-              Object.assign(out, exact, {
-                waited: true,
-                reason: `${again.status} after waiting; ${again.chartTtl || again.keptByCount ? again.reason : words}`
-              })
-              if (again.status === 'failed') failedJob(again)
+              Object.assign(out, exact, { waited: true, reason: again.reason })
+              report(result, again.problem)
             } else {
               // Not set (its logs could not be saved, the patch failed, it is gone): the row keeps
               // the failure's words, and the TTL column the retention it was given before the wait.
@@ -358,7 +330,11 @@ async function post(run: Run): Promise<void> {
               const before = told ? '' : `; it keeps what it was given before the wait (TTL: ${out.retention ?? '—'})`
               Object.assign(out, exact, { waited: true, retention: out.retention, reason: `${again.status} after waiting; ${exact.reason}${before}` })
             }
-          } else Object.assign(out, { status: again.status, reason: `${again.status}: ${again.reason}` })
+          } else {
+            // Kept as it is: it never started (it keeps the upper-bound TTL), or it changed while it was waited for.
+            Object.assign(out, { status: again.status, reason: again.reason })
+            report(result, again.problem)
+          }
         } catch (e) {
           // keep-last's newest get no TTL while they run; the others the upper bound.
           const keeps = p.keptByCount ? 'it keeps no TTL (keep-last keeps it among the newest of its group)' : 'it keeps the upper-bound TTL'

@@ -126,3 +126,45 @@ describe('a deleted Job that does not go', () => {
     ])
   })
 })
+
+describe('post with wait-for-jobs', () => {
+  const postInputs = { phase: 'post', release: 'app', 'harvest-logs': 'none', 'wait-for-jobs': '5m' }
+  const ttlOf = (patch: unknown): unknown => (patch as { spec?: { ttlSecondsAfterFinished?: unknown } }).spec?.ttlSecondsAfterFinished
+
+  test.each([
+    ['fail-on-job-failure (default): the step fails', {}, 'errors', 'Job prod/app-migrate failed; kept for failure-grace 1d so it can be inspected'],
+    [
+      'fail-on-job-failure false: a warning',
+      { 'fail-on-job-failure': 'false' },
+      'warnings',
+      'Job prod/app-migrate failed (fail-on-job-failure is false); kept for failure-grace 1d'
+    ]
+  ] as const)('a Job that fails while waited for gets failure-grace; %s', async (_, inputs, where, message) => {
+    const ex = executorOf({ ...postInputs, ...inputs }, [running])
+    void ex.clock.sleep(60_000).then(() => ex.client.finish('prod', 'app-migrate', 'Failed'))
+    const result = await ex.execute()
+    expect(result[where]).toEqual([message])
+    expect(result[where === 'errors' ? 'warnings' : 'errors']).toEqual([])
+    expect(outcomesOf(result)['app-migrate']).toEqual(['ttl-set', 'failed after waiting; deleted failure-grace 1d after it finished'])
+    // The upper bound at once, then the TTL of its outcome.
+    expect(ex.client.callsOf('patchJob').map(([, , patch]) => ttlOf(patch))).toEqual([86400, 86400])
+  })
+
+  test('positive control: a Job that succeeds while waited for gets its ttl, and no problem', async () => {
+    const ex = executorOf(postInputs, [running])
+    void ex.clock.sleep(60_000).then(() => ex.client.finish('prod', 'app-migrate', 'Complete'))
+    const result = await ex.execute()
+    expect([result.errors, result.warnings]).toEqual([[], []])
+    expect(outcomesOf(result)['app-migrate']).toEqual(['ttl-set', 'succeeded after waiting; deleted ttl 1h after it finished'])
+    expect(ex.client.callsOf('patchJob').map(([, , patch]) => ttlOf(patch))).toEqual([86400, 3600])
+  })
+
+  test('a Job still running after wait-for-jobs keeps the upper-bound TTL, with a warning', async () => {
+    const ex = executorOf(postInputs, [running])
+    const started = ex.clock.now()
+    const result = await ex.execute()
+    expect(ex.clock.now() - started).toBe(300_000)
+    expect(result.warnings).toEqual(['Job prod/app-migrate was still running after wait-for-jobs 5m; it keeps the upper-bound TTL'])
+    expect(ex.client.callsOf('patchJob')).toHaveLength(1)
+  })
+})
