@@ -4,7 +4,7 @@
 // take milliseconds: time moves only when nothing else can run. The cluster suites
 // (watch-failures, faults-product, execute) prove that a real API server and watch behave so.
 import { executorOf, outcomesOf } from '../fake/executor.ts'
-import { apiError, drops, neverAnswers, type FakeWatch, type Step } from '../fake/jobs-client.ts'
+import { apiError, drops, errorEvent, fail, neverAnswers, type FakeWatch, type Step } from '../fake/jobs-client.ts'
 import { newJob } from './jobs.ts'
 
 const waitInputs = { release: 'app', 'harvest-logs': 'none', 'on-running': 'wait', 'wait-timeout': '10m' }
@@ -55,6 +55,20 @@ test('a watch cut mid-stream again and again still sees the Job finish: transien
   expect(result.errors).toEqual([])
   expect(outcomesOf(result)['app-migrate'][0]).toBe('pruned')
   expect(ex.client.callsOf('watchJobs').length).toBeGreaterThan(3)
+})
+
+test('a watch refused with 429, then ended by a 500 ERROR event in its stream: both transient, the informer watches on and sees the Job finish', async () => {
+  const ex = executorOf(waitInputs, [running])
+  ex.client.script(
+    'watchJobs',
+    fail(apiError(429, 'too many requests', { 'retry-after': '1' })),
+    errorEvent(ex.clock, 2_000, 500, 'etcdserver: leader changed')
+  )
+  void ex.clock.sleep(30_000).then(() => ex.client.finish('prod', 'app-migrate', 'Complete'))
+  const result = await ex.execute()
+  expect(result.errors).toEqual([])
+  expect(outcomesOf(result)['app-migrate'][0]).toBe('pruned')
+  expect(ex.client.callsOf('watchJobs')).toHaveLength(3)
 })
 
 test('a watch the server never answers counts toward cluster unreachable: pre fails within the retry budget, not after wait-timeout, and deletes nothing', async () => {
