@@ -10,6 +10,7 @@ import { takeLeases, leaseName, runIdentity, scopeKey } from './kube/lease.ts'
 import { observe, observeStarts, observeSweep, sweepManifest, targetNamespace } from './observe/observe.ts'
 import { checkNamespaces, missingReleaseWarning } from './observe/preconditions.ts'
 import { decidable, planPrune, type Observed, type Plan, type PlannedJob } from './plan/plan.ts'
+import { planPolicy } from './plan/policy.ts'
 import { jobStatus } from './plan/predicates.ts'
 import { planPost, sweepPlanner } from './plan/retention.ts'
 import { gitOpsWarnings } from './report/gitops.ts'
@@ -124,22 +125,24 @@ async function observePlanExecute(phase: Phase, settings: Settings, client: Jobs
   const warn = (m: string): void => out.warning(m)
   const what = settings.scope.selector ? `matching ${settings.scope.selector}` : 'listed'
   const now = new Date()
+  // The planner sees the decisions' settings only, not where the cluster is or where logs go.
+  const policy = planPolicy(settings)
   let plan: Plan
   switch (phase) {
     case 'pre':
       plan = planPrune(
         await observed(out, what, async () => withStarts(client, settings, await observe(client, settings, warn, true, (m) => out.info(m)), warn)),
-        settings,
+        policy,
         now
       )
       break
     case 'post':
-      plan = planPost(await observed(out, what, async () => withStarts(client, settings, await observe(client, settings, warn, false), warn)), settings, now)
+      plan = planPost(await observed(out, what, async () => withStarts(client, settings, await observe(client, settings, warn, false), warn)), policy, now)
       break
     case 'sweep': {
       // Planned page by page as the list arrives: a sweep of tens of thousands of Jobs holds the
       // decisions, not the list (see sweepPlanner).
-      const planner = sweepPlanner({ namespace: '', jobs: [], manifest: sweepManifest(settings) }, settings, now)
+      const planner = sweepPlanner({ namespace: '', jobs: [], manifest: sweepManifest(settings) }, policy, now)
       plan = planner.plan(await observed(out, what, () => observeSweep(client, settings, (page) => planner.add(page))))
       break
     }

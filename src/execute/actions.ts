@@ -3,6 +3,7 @@
 // the planned uid and resourceVersion as preconditions, and on a conflict the Job is read again
 // and the same decision is made on the fresh copy, as the TTL-after-finished controller does.
 import type PQueue from 'p-queue'
+import type { Clock } from '../kube/clock.ts'
 import type { JobsClient } from '../kube/client.ts'
 import { apiErrorMessage } from '../kube/errors.ts'
 import { toJobRecord, type AppliedMetadata } from '../kube/job-record.ts'
@@ -23,6 +24,7 @@ const MAX_ROUNDS = 3
 
 /** Where the actions report what they did, and what they share across Jobs. */
 export interface ActionContext extends ExecuteContext {
+  clock: Clock
   client: JobsClient
   settings: Settings
   plan: Plan
@@ -140,7 +142,7 @@ export async function deleteAction(planned: PlannedJob, ctx: ActionContext): Pro
       const fresh = await client.getJob(p.namespace, p.name)
       if (!fresh) return { ...outcome(p, 'gone', `${p.reason} — already gone`), logs }
       if (fresh.metadata?.uid !== p.uid) return { ...outcome(p, 'replaced', 'a new Job took its name since it was planned; left alone'), logs }
-      const again = plan.redecide(toJobRecord(fresh), new Date())
+      const again = plan.redecide(toJobRecord(fresh), new Date(ctx.clock.now()))
       if (again?.action !== 'delete') {
         return { ...outcome(again ?? p, 'kept', `changed since it was planned: ${again?.reason ?? 'no longer in scope'}`), logs }
       }

@@ -3,14 +3,15 @@
 // answers every wait (running → finished, deleted → gone). Problems are collected per Job and
 // reported together at the end, as the TTL-after-finished controller does.
 import PQueue from 'p-queue'
+import { realClock, type Clock } from '../kube/clock.ts'
 import type { JobsClient } from '../kube/client.ts'
 import { apiErrorMessage } from '../kube/errors.ts'
 import { JobInformer, WaitTimeout } from '../kube/informer.ts'
 import { ClusterUnreachable, RunCancelled } from '../kube/retry.ts'
 import type { JobRecord } from '../kube/job-record.ts'
 import type { Plan, PlannedJob } from '../plan/plan.ts'
+import type { Problem } from '../plan/policy.ts'
 import { ageSeconds, jobStatus } from '../plan/predicates.ts'
-import { formatRetention } from '../plan/retention.ts'
 import { formatDuration } from '../settings/duration.ts'
 import type { Settings } from '../settings/settings.ts'
 import { CANCELLED, deleteAction, isUnreachable, stoppedBy, ttlAction, UNREACHABLE, type ActionContext } from './actions.ts'
@@ -27,9 +28,11 @@ class Watches {
   private readonly client: JobsClient
   private readonly plan: Plan
   private readonly signal: AbortSignal | undefined
-  constructor(client: JobsClient, plan: Plan, signal?: AbortSignal) {
+  private readonly clock: Clock
+  constructor(client: JobsClient, plan: Plan, clock: Clock, signal?: AbortSignal) {
     this.client = client
     this.plan = plan
+    this.clock = clock
     this.signal = signal
   }
 
@@ -37,7 +40,7 @@ class Watches {
   waitFor(p: PlannedJob, done: (job: JobRecord | undefined) => boolean, timeoutMs: number): Promise<JobRecord | undefined> {
     let informer = this.informers.get(p.namespace)
     if (!informer) {
-      informer = new JobInformer(this.client, p.namespace, this.plan.resourceVersions[p.namespace] ?? '', undefined, this.signal)
+      informer = new JobInformer(this.client, p.namespace, this.plan.resourceVersions[p.namespace] ?? '', undefined, this.signal, this.clock)
       // Everything the run may wait on is followed from the plan's list on, so no event is missed.
       for (const q of this.plan.jobs) if (q.namespace === p.namespace && q.action !== 'keep') informer.track(q.job)
       this.informers.set(p.namespace, informer)
@@ -76,7 +79,7 @@ export async function execute(plan: Plan, client: JobsClient, settings: Settings
   const blocked = plan.jobs.filter((p) => p.action === 'block')
   if (blocked.length > 0) {
     result.outcomes = abandon(plan, new Map(blocked.map((p) => [key(p), p.reason])))
-    result.errors.push(...blocked.map((p) => `Job ${key(p)} is still running (${formatDuration(p.ageSeconds)}) and on-running is fail; nothing was deleted`))
+    for (const p of blocked) report(result, p.problem)
     return result
   }
   if (settings.dryRun) {
@@ -84,11 +87,23 @@ export async function execute(plan: Plan, client: JobsClient, settings: Settings
     result.outcomes = plan.jobs.map((p) => outcome(p, p.action === 'keep' ? 'kept' : would))
     return result
   }
+  const clock = ctx.clock ?? realClock
   const events = new PQueue({ concurrency: settings.concurrency })
-  const actions: ActionContext = { ...ctx, client, settings, plan, errors: result.errors, warnings: result.warnings, tailed: { count: 0 }, events, down: {} }
+  const actions: ActionContext = {
+    ...ctx,
+    clock,
+    client,
+    settings,
+    plan,
+    errors: result.errors,
+    warnings: result.warnings,
+    tailed: { count: 0 },
+    events,
+    down: {}
+  }
   const queue = new PQueue({ concurrency: settings.concurrency })
-  const watches = new Watches(client, plan, ctx.signal)
-  const starts = new StartPoller(client, settings.stuckAfterSeconds)
+  const watches = new Watches(client, plan, clock, ctx.signal)
+  const starts = new StartPoller(client, settings.stuckAfterSeconds, undefined, clock)
   const outcomes = new Map<string, JobOutcome>(plan.jobs.filter((p) => p.action === 'keep').map((p) => [key(p), outcome(p, 'kept')]))
   const run = { actions, queue, watches, starts, outcomes, settings, plan, result }
   try {
@@ -106,6 +121,11 @@ export async function execute(plan: Plan, client: JobsClient, settings: Settings
     result.errors.push(`${down.message}; the run stopped there, ${undone} Job(s) not done: run it again once the cluster is reachable`)
   }
   return cancelled(result, ctx)
+}
+
+/** Reports what the plan says to about a Job: an error fails the step, a warning does not. */
+function report(result: RunResult, problem: Problem | undefined): void {
+  if (problem) (problem.severity === 'error' ? result.errors : result.warnings).push(problem.message)
 }
 
 /** The result, saying (when the run was cancelled) so, and which Jobs were not done. */
@@ -134,7 +154,7 @@ interface Run {
 async function onQueue(run: Run, jobs: PlannedJob[], verb: string, action: (p: PlannedJob) => Promise<JobOutcome>): Promise<void> {
   if (jobs.length === 0) return
   let done = 0
-  const stop = startProgress(run.actions.info, () => `${done}/${jobs.length} ${verb}`)
+  const stop = startProgress(run.actions.info, () => `${done}/${jobs.length} ${verb}`, run.actions.clock)
   try {
     await Promise.all(
       jobs.map((p) =>
@@ -158,10 +178,15 @@ async function prune(run: Run): Promise<boolean> {
   const toDelete = plan.jobs.filter((p) => p.action === 'delete')
   const toWait = plan.jobs.filter((p) => p.action === 'wait')
   if (toWait.length > 0) {
+    const began = actions.clock.now()
     const timeout = settings.waitTimeoutSeconds
     const pending = new Set(toWait.map(key))
     actions.info(`waiting up to ${formatDuration(timeout)} for ${toWait.length} running Job(s): ${someNames(pending)}`)
-    const stop = startProgress(actions.info, () => `${toWait.length - pending.size}/${toWait.length} finished · still running: ${someNames(pending)}`)
+    const stop = startProgress(
+      actions.info,
+      () => `${toWait.length - pending.size}/${toWait.length} finished · still running: ${someNames(pending)}`,
+      actions.clock
+    )
     const settled = await Promise.allSettled(
       toWait.map(async (p) => {
         const job = await watches.waitUnlessStuck(p, starts, (j) => !stillRunning(j), timeout * 1000)
@@ -173,7 +198,7 @@ async function prune(run: Run): Promise<boolean> {
     const failed = toWait.map((p, i) => ({ p, s: settled[i] })).filter(({ s }) => s.status === 'rejected')
     if (failed.length > 0) {
       // The row and the error both give the Job's age when the wait gave up.
-      const gaveUp = new Date()
+      const gaveUp = new Date(actions.clock.now())
       // On a timeout nothing at all is deleted: the upgrade would fail on the running Job anyway.
       const blocked = (s: PromiseSettledResult<unknown>): string => {
         const reason = (s as PromiseRejectedResult).reason
@@ -200,11 +225,10 @@ async function prune(run: Run): Promise<boolean> {
     }
     for (const [i, p] of toWait.entries()) {
       const job = (settled[i] as PromiseFulfilledResult<JobRecord | undefined>).value
-      const again = job && plan.redecide(job, new Date())
+      const again = job && plan.redecide(job, new Date(actions.clock.now()), (actions.clock.now() - began) / 1000)
       if (!again) run.outcomes.set(key(p), { ...outcome(p, 'gone', 'finished, and deleted by someone else while it was waited for'), waited: true })
       // Kept: it became a hook, or left the scope (relabelled by an operator keeping it for inspection).
-      else if (again.action !== 'delete')
-        run.outcomes.set(key(p), { ...outcome(again, 'kept', `changed while it was waited for: ${again.reason}`), waited: true })
+      else if (again.action !== 'delete') run.outcomes.set(key(p), { ...outcome(again, 'kept'), waited: true })
       else {
         run.outcomes.set(key(p), { ...outcome(again, 'kept'), waited: true })
         toDelete.push(again)
@@ -223,7 +247,7 @@ async function awaitGone(run: Run, deleted: PlannedJob[]): Promise<void> {
   // Deleted, but not to be seen gone from a cluster that does not answer: the run fails anyway.
   if (leaving.length === 0 || actions.down.error) return
   const pending = new Set(leaving.map(key))
-  const stop = startProgress(actions.info, () => `${leaving.length - pending.size}/${leaving.length} gone · waiting for: ${someNames(pending)}`)
+  const stop = startProgress(actions.info, () => `${leaving.length - pending.size}/${leaving.length} gone · waiting for: ${someNames(pending)}`, actions.clock)
   try {
     await Promise.all(
       leaving.map(async (p) => {
@@ -272,62 +296,33 @@ async function post(run: Run): Promise<void> {
   const act = plan.jobs.filter((p) => p.action === 'set-ttl' || p.action === 'wait')
   // First every Job gets a TTL, so none is left without one if the wait times out or is cancelled.
   await onQueue(run, act, 'given a TTL', (p) => ttlAction(p, p.ttlSeconds ?? null, actions))
-  const failedJob = (p: { namespace: string; name: string }): void => {
-    const kept = `kept for failure-grace ${formatRetention(settings.failureGraceSeconds)}`
-    if (settings.failOnJobFailure) result.errors.push(`Job ${key(p)} failed; ${kept} so it can be inspected`)
-    else result.warnings.push(`Job ${key(p)} failed (fail-on-job-failure is false); ${kept}`)
-  }
-  // A Job that never started will not finish: waiting for it would only run out wait-for-jobs.
-  const stuckJob = (p: { namespace: string; name: string }, why: string): void => {
-    const words = `Job ${key(p)} ${why}; it keeps the upper-bound TTL`
-    if (settings.failOnJobFailure) result.errors.push(words)
-    else result.warnings.push(`${words} (fail-on-job-failure is false)`)
-  }
-  // With wait-for-jobs the phase promises "the step fails when a migration failed", also for one
-  // that had already failed (or was stuck) when the phase began.
-  if (settings.waitForJobsSeconds > 0) {
-    for (const p of act) {
-      if (outcomes.get(key(p))?.result !== 'ttl-set') continue
-      if (p.status === 'failed') failedJob(p)
-      if (p.status === 'stuck') stuckJob(p, `${p.job.neverStarted}: not waited for`)
-    }
-  }
+  for (const p of act) if (outcomes.get(key(p))?.result === 'ttl-set') report(result, p.problem)
 
   const toWait = act.filter((p) => p.action === 'wait' && outcomes.get(key(p))?.result === 'ttl-set')
   if (toWait.length === 0) return
   const limit = settings.waitForJobsSeconds
   const pending = new Set(toWait.map(key))
   actions.info(`waiting up to ${formatDuration(limit)} for ${toWait.length} running Job(s): ${someNames(pending)}`)
-  const stop = startProgress(actions.info, () => `${toWait.length - pending.size}/${toWait.length} finished · still running: ${someNames(pending)}`)
+  const stop = startProgress(
+    actions.info,
+    () => `${toWait.length - pending.size}/${toWait.length} finished · still running: ${someNames(pending)}`,
+    actions.clock
+  )
   try {
     await Promise.all(
       toWait.map(async (p) => {
         const out = outcomes.get(key(p)) as JobOutcome
         out.waited = true
         try {
-          const began = Date.now()
+          const began = actions.clock.now()
           const job = await watches.waitUnlessStuck(p, starts, (j) => !stillRunning(j), limit * 1000)
-          if (job?.neverStarted && jobStatus(job) === 'stuck') {
-            const after = `no longer waited for after ${formatDuration((Date.now() - began) / 1000)} of wait-for-jobs ${formatDuration(limit)}`
-            Object.assign(out, { status: 'stuck', reason: `${job.neverStarted}; ${after}; it keeps the upper-bound TTL` })
-            stuckJob(p, `${job.neverStarted}: ${after}`)
-            return
-          }
-          const again = job && plan.redecide(job, new Date())
+          const again = job && plan.redecide(job, new Date(actions.clock.now()), (actions.clock.now() - began) / 1000)
           if (!again) Object.assign(out, { result: 'gone', reason: 'deleted while it was waited for' })
           else if (again.action === 'set-ttl') {
             const exact = await run.queue.add(() => ttlAction(again, again.ttlSeconds ?? null, actions))
-            const which = again.status === 'succeeded' ? 'ttl' : 'failure-grace'
-            const words =
-              again.ttlSeconds === null
-                ? `${which} is never: kept until removed`
-                : `deleted ${which} ${formatRetention(again.ttlSeconds ?? null)} after it finished`
             if (exact.result === 'ttl-set') {
-              Object.assign(out, exact, {
-                waited: true,
-                reason: `${again.status} after waiting; ${again.chartTtl || again.keptByCount ? again.reason : words}`
-              })
-              if (again.status === 'failed') failedJob(again)
+              Object.assign(out, exact, { waited: true, reason: again.reason })
+              report(result, again.problem)
             } else {
               // Not set (its logs could not be saved, the patch failed, it is gone): the row keeps
               // the failure's words, and the TTL column the retention it was given before the wait.
@@ -335,7 +330,11 @@ async function post(run: Run): Promise<void> {
               const before = told ? '' : `; it keeps what it was given before the wait (TTL: ${out.retention ?? '—'})`
               Object.assign(out, exact, { waited: true, retention: out.retention, reason: `${again.status} after waiting; ${exact.reason}${before}` })
             }
-          } else Object.assign(out, { status: again.status, reason: `${again.status}: ${again.reason}` })
+          } else {
+            // Kept as it is: it never started (it keeps the upper-bound TTL), or it changed while it was waited for.
+            Object.assign(out, { status: again.status, reason: again.reason })
+            report(result, again.problem)
+          }
         } catch (e) {
           // keep-last's newest get no TTL while they run; the others the upper bound.
           const keeps = p.keptByCount ? 'it keeps no TTL (keep-last keeps it among the newest of its group)' : 'it keeps the upper-bound TTL'

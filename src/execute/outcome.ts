@@ -1,4 +1,5 @@
 // What executing a plan produced: one outcome per Job, plus the problems met on the way.
+import type { Clock } from '../kube/clock.ts'
 import type { PlannedJob } from '../plan/plan.ts'
 import type { JobStatus } from '../plan/predicates.ts'
 import type { Phase } from '../settings/settings.ts'
@@ -52,6 +53,8 @@ export interface ExecuteContext {
   run?: { url: string; commit?: string }
   /** The run's cancellation: once aborted, no new delete, wait or TTL patch starts. */
   signal?: AbortSignal
+  /** What waits and re-decisions are timed on (default: the machine's clock). */
+  clock?: Clock
 }
 
 export function outcome(p: PlannedJob, result: OutcomeKind, reason = p.reason, status = p.status): JobOutcome {

@@ -1,5 +1,6 @@
 // Progress on long waits: one short line every 15 s, with counts and a few names, never a list
 // that grows with the number of Jobs.
+import { realClock, type Clock } from '../kube/clock.ts'
 import { formatDuration } from '../settings/duration.ts'
 
 const EVERY_MS = 15_000
@@ -21,9 +22,17 @@ export function someNames(names: Iterable<string>): string {
 }
 
 /** Prints `line()` every 15 s until the returned function is called. */
-export function startProgress(info: (message: string) => void, line: () => string): () => void {
-  const started = Date.now()
-  const timer = setInterval(() => info(`${formatDuration((Date.now() - started) / 1000)}: ${line()}`), EVERY_MS)
-  timer.unref()
-  return () => clearInterval(timer)
+export function startProgress(info: (message: string) => void, line: () => string, clock: Clock = realClock): () => void {
+  const started = clock.now()
+  const stopped = new AbortController()
+  const next = (): void =>
+    void clock.sleep(EVERY_MS, stopped.signal).then(
+      () => {
+        info(`${formatDuration((clock.now() - started) / 1000)}: ${line()}`)
+        next()
+      },
+      () => undefined // stopped
+    )
+  next()
+  return () => stopped.abort()
 }

@@ -2,6 +2,7 @@
 // image not pulled, its init container failing): the Job watch does not show pod states, so the
 // pods of the Jobs waited on are listed every few seconds, one list per namespace, and a Job that
 // is stuck by then ends its wait with its verdict.
+import { realClock, type Clock } from '../kube/clock.ts'
 import type { JobsClient } from '../kube/client.ts'
 import type { JobRecord } from '../kube/job-record.ts'
 import { ClusterUnreachable } from '../kube/retry.ts'
@@ -19,16 +20,21 @@ interface Polled {
 
 export class StartPoller {
   private readonly polled = new Map<string, Polled>()
-  private timer: NodeJS.Timeout | undefined
+  /** Set while a poll is scheduled or running. */
+  private scheduled = false
+  /** Aborted on stop(): the sleep until the next poll is cut short. */
+  private readonly stopping = new AbortController()
   private stopped = false
   private readonly client: JobsClient
   private readonly stuckAfterSeconds: number
   private readonly intervalMs: number
+  private readonly clock: Clock
 
-  constructor(client: JobsClient, stuckAfterSeconds: number, intervalMs = START_POLL_MS) {
+  constructor(client: JobsClient, stuckAfterSeconds: number, intervalMs = START_POLL_MS, clock: Clock = realClock) {
     this.client = client
     this.stuckAfterSeconds = stuckAfterSeconds
     this.intervalMs = intervalMs
+    this.clock = clock
   }
 
   /**
@@ -47,12 +53,16 @@ export class StartPoller {
 
   stop(): void {
     this.stopped = true
-    clearTimeout(this.timer)
+    this.stopping.abort()
   }
 
   private schedule(): void {
-    if (this.timer !== undefined || this.stopped) return
-    this.timer = setTimeout(() => void this.poll(), this.intervalMs)
+    if (this.scheduled || this.stopped) return
+    this.scheduled = true
+    this.clock.sleep(this.intervalMs, this.stopping.signal).then(
+      () => this.poll(),
+      () => undefined // stopped
+    )
   }
 
   private async poll(): Promise<void> {
@@ -66,7 +76,7 @@ export class StartPoller {
           this.client,
           jobs.map((j) => j.job)
         )
-        const now = new Date()
+        const now = new Date(this.clock.now())
         for (const { uid, job, p } of jobs) {
           const why = neverStarted(job, pods.get(uid) ?? [], now, this.stuckAfterSeconds)
           if (why) p.resolve({ ...job, neverStarted: why })
@@ -77,7 +87,7 @@ export class StartPoller {
       // that went away (its watch fails too), so this one does not, and stops.
       if (e instanceof ClusterUnreachable) this.stopped = true
     } finally {
-      this.timer = undefined
+      this.scheduled = false
       if (this.polled.size > 0) this.schedule()
     }
   }

@@ -11,9 +11,10 @@
 import type { V1Job } from '@kubernetes/client-node'
 import { apiErrorMessage, statusCode } from './errors.ts'
 import type { JobsClient } from './client.ts'
+import { realClock, type Clock } from './clock.ts'
 import { toJobRecord, type JobRecord } from './job-record.ts'
 import { ApiError } from './rest.ts'
-import { cancelledBy, ClusterUnreachable, DEFAULT_RETRY, isTransient, networkMessage, NoAnswer, sleep as pause, type RetryPolicy } from './retry.ts'
+import { cancelledBy, ClusterUnreachable, DEFAULT_RETRY, isTransient, networkMessage, NoAnswer, type RetryPolicy } from './retry.ts'
 
 /** A wait that ran out of time. */
 export class WaitTimeout extends Error {
@@ -38,7 +39,8 @@ interface Waiter {
   done: (job: JobRecord | undefined) => boolean
   resolve: (job: JobRecord | undefined) => void
   reject: (e: Error) => void
-  timer: NodeJS.Timeout
+  /** Aborted when the wait ends otherwise: its timeout's sleep is cut short. */
+  timer: AbortController
 }
 
 interface Tracked {
@@ -71,17 +73,26 @@ export class JobInformer {
   private resourceVersion: string
   private readonly retry: RetryPolicy
   private readonly signal: AbortSignal | undefined
+  private readonly clock: Clock
 
   /**
    * `resourceVersion`: where the plan's list left off ('' lists first). `signal`: the run's
    * cancellation, which fails every wait at once (RunCancelled).
    */
-  constructor(client: JobsClient, namespace: string, resourceVersion: string, retry: RetryPolicy = DEFAULT_RETRY, signal?: AbortSignal) {
+  constructor(
+    client: JobsClient,
+    namespace: string,
+    resourceVersion: string,
+    retry: RetryPolicy = DEFAULT_RETRY,
+    signal?: AbortSignal,
+    clock: Clock = realClock
+  ) {
     this.client = client
     this.namespace = namespace
     this.resourceVersion = resourceVersion
     this.retry = retry
     this.signal = signal
+    this.clock = clock
     signal?.addEventListener('abort', () => this.fail(cancelledBy(signal)), { once: true })
   }
 
@@ -108,16 +119,15 @@ export class JobInformer {
     if (this.signal?.aborted) return Promise.reject(cancelledBy(this.signal))
     this.start()
     return new Promise((resolve, reject) => {
-      const waiter: Waiter = {
-        done,
-        resolve,
-        reject,
-        timer: setTimeout(() => {
+      const waiter: Waiter = { done, resolve, reject, timer: new AbortController() }
+      t.waiters.add(waiter)
+      this.clock.sleep(timeoutMs, waiter.timer.signal).then(
+        () => {
           t.waiters.delete(waiter)
           reject(new WaitTimeout(`timed out waiting for Job ${this.namespace}/${job.metadata?.name}`, this.failingWords()))
-        }, timeoutMs)
-      }
-      t.waiters.add(waiter)
+        },
+        () => undefined // the wait ended otherwise
+      )
     })
   }
 
@@ -125,7 +135,7 @@ export class JobInformer {
     this.stopped = true
     this.connection?.abort()
     this.connection = undefined
-    for (const t of this.tracked.values()) for (const w of t.waiters) clearTimeout(w.timer)
+    for (const t of this.tracked.values()) for (const w of t.waiters) w.timer.abort()
   }
 
   private start(): void {
@@ -138,7 +148,7 @@ export class JobInformer {
     while (!this.stopped && !this.failure) {
       try {
         if (!this.resourceVersion) await this.relist()
-        this.connectedAt = Date.now()
+        this.connectedAt = this.clock.now()
         this.streamError = undefined
         const ended = new Promise<unknown>((resolve) => {
           void this.client
@@ -185,9 +195,9 @@ export class JobInformer {
       return
     }
     // A watch never answered failed from when it was sent, as a request's budget counts from its first attempt.
-    this.failingSince ??= error instanceof NoAnswer ? this.connectedAt : Date.now()
+    this.failingSince ??= error instanceof NoAnswer ? this.connectedAt : this.clock.now()
     this.lastError = error
-    const failing = Date.now() - this.failingSince
+    const failing = this.clock.now() - this.failingSince
     this.reconnects++
     const delay = Math.random() * Math.min(this.retry.maxDelayMs, this.retry.baseDelayMs * 2 ** Math.min(this.reconnects, 10))
     // As withRetry: no attempt that would begin past the budget.
@@ -205,13 +215,13 @@ export class JobInformer {
   /** How the watch is failing, if it is (see WaitTimeout.watchFailing). */
   private failingWords(): string | undefined {
     if (this.failingSince === undefined) return undefined
-    const seconds = Math.round((Date.now() - this.failingSince) / 1000)
+    const seconds = Math.round((this.clock.now() - this.failingSince) / 1000)
     return `the watch of Jobs in namespace ${this.namespace} has failed for ${seconds}s (last: ${lastFailure(this.lastError)})`
   }
 
   /** A pause before reconnecting, cut short by the run's cancellation (the loop then ends: failed). */
   private sleep(ms: number): Promise<void> {
-    return pause(ms, this.signal).catch(() => undefined)
+    return this.clock.sleep(ms, this.signal).catch(() => undefined)
   }
 
   private async relist(): Promise<void> {
@@ -252,7 +262,7 @@ export class JobInformer {
     t.job = job?.metadata?.uid === t.uid ? job : undefined
     for (const w of [...t.waiters]) {
       if (!w.done(t.job)) continue
-      clearTimeout(w.timer)
+      w.timer.abort()
       t.waiters.delete(w)
       w.resolve(t.job)
     }
@@ -262,7 +272,7 @@ export class JobInformer {
     this.failure = e
     for (const t of this.tracked.values()) {
       for (const w of t.waiters) {
-        clearTimeout(w.timer)
+        w.timer.abort()
         w.reject(e)
       }
       t.waiters.clear()

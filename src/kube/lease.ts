@@ -12,9 +12,10 @@ import { hostname } from 'node:os'
 import type { V1Lease, V1MicroTime } from '@kubernetes/client-node'
 import { formatDuration } from '../settings/duration.ts'
 import type { Scope } from '../settings/settings.ts'
+import { realClock, type Clock } from './clock.ts'
 import type { ClusterObjects } from './objects.ts'
 import { apiErrorMessage, statusCode } from './errors.ts'
-import { cancelledBy, RunCancelled, sleep } from './retry.ts'
+import { cancelledBy, RunCancelled } from './retry.ts'
 
 /** How long a Lease stays valid after its last renewal: a dead run blocks others this long at most. */
 export const LEASE_DURATION_SECONDS = 30
@@ -53,8 +54,8 @@ export function runIdentity(env: NodeJS.ProcessEnv, runUrl?: string): string {
   return url ? `${url}#${self}` : self
 }
 
-/** Now as a MicroTime: RFC 3339 with six fractional digits, as the API server writes one. */
-const microTime = (): V1MicroTime => new Date().toISOString().replace(/Z$/, '000Z') as unknown as V1MicroTime
+/** The clock's now as a MicroTime: RFC 3339 with six fractional digits, as the API server writes one. */
+const microTime = (clock: Clock): V1MicroTime => new Date(clock.now()).toISOString().replace(/Z$/, '000Z') as unknown as V1MicroTime
 
 /** The Lease's time to live is over: its holder stopped renewing it (it died, or lost the network). */
 export function isExpired(lease: V1Lease, now: Date): boolean {
@@ -83,6 +84,8 @@ export interface LeaseRequest {
   info: (message: string) => void
   /** The run's cancellation: the wait for another run ends at once (RunCancelled). */
   signal?: AbortSignal
+  /** What the Lease's times, its renewals and the wait for another run are measured on (default: the machine's). */
+  clock?: Clock
 }
 
 /** A Lease this run holds: renewed in the background until release() deletes it. */
@@ -91,24 +94,29 @@ export class HeldLease {
   readonly warnings: string[] = []
   private lease: V1Lease
   private readonly request: LeaseRequest
-  private timer: NodeJS.Timeout | undefined
+  /** Aborted on release: the sleep until the next renewal is cut short. */
+  private readonly timer = new AbortController()
   private renewing: Promise<void> = Promise.resolve()
   private lost = false
   private released = false
+  private readonly clock: Clock
 
   constructor(request: LeaseRequest, lease: V1Lease) {
     this.request = request
     this.lease = lease
+    this.clock = request.clock ?? realClock
     this.schedule()
   }
 
   /** The next renewal, RENEW_EVERY_MS after the previous one settled (a slow one is never overlapped). */
   private schedule(): void {
     if (this.released || this.lost) return
-    this.timer = setTimeout(() => {
-      this.renewing = this.renew().finally(() => this.schedule())
-    }, RENEW_EVERY_MS)
-    this.timer.unref()
+    this.clock.sleep(RENEW_EVERY_MS, this.timer.signal).then(
+      () => {
+        this.renewing = this.renew().finally(() => this.schedule())
+      },
+      () => undefined // released
+    )
   }
 
   private get where(): string {
@@ -119,7 +127,10 @@ export class HeldLease {
     if (this.lost) return
     const { client, namespace, holder } = this.request
     try {
-      const renewed = await client.replaceLease(namespace, { ...this.lease, spec: { ...this.lease.spec, renewTime: microTime() } })
+      const renewed = await client.replaceLease(namespace, {
+        ...this.lease,
+        spec: { ...this.lease.spec, renewTime: microTime(this.clock) }
+      })
       if (typeof renewed !== 'string') {
         this.lease = renewed
         return
@@ -142,7 +153,7 @@ export class HeldLease {
   /** Stops renewing and deletes the Lease, unless another run holds it by now. Never throws. */
   async release(): Promise<void> {
     this.released = true
-    clearTimeout(this.timer)
+    this.timer.abort()
     await this.renewing
     if (this.lost) return
     const { client, namespace, name, holder } = this.request
@@ -164,7 +175,7 @@ export class HeldLease {
 
 /** The Lease as this run writes it when it takes it: fresh, or over `current`. */
 function claim(request: LeaseRequest, current?: V1Lease): V1Lease {
-  const now = microTime()
+  const now = microTime(request.clock ?? realClock)
   const transitions = current?.spec?.leaseTransitions ?? 0
   const changesHands = current !== undefined && current.spec?.holderIdentity !== request.holder
   return {
@@ -189,9 +200,9 @@ function claim(request: LeaseRequest, current?: V1Lease): V1Lease {
 
 /** Takes the Lease, waiting up to waitSeconds while another run holds it. */
 async function take(request: LeaseRequest): Promise<HeldLease> {
-  const { client, namespace, name, holder, info, signal } = request
+  const { client, namespace, name, holder, info, signal, clock = realClock } = request
   const where = `Lease ${namespace}/${name}`
-  const started = Date.now()
+  const started = clock.now()
   let waitingFor: string | undefined
   let lastProgress = 0
   for (;;) {
@@ -203,26 +214,26 @@ async function take(request: LeaseRequest): Promise<HeldLease> {
       continue // another run created it first: read who
     }
     const other = current.spec?.holderIdentity
-    const expired = isExpired(current, new Date())
+    const expired = isExpired(current, new Date(clock.now()))
     if (!other || other === holder || expired) {
       const taken = await client.replaceLease(namespace, claim(request, current))
       if (typeof taken === 'string') continue // 409: another run took it first; 404: released meanwhile
       if (other && other !== holder) info(`took over ${where} from ${other}: it expired (no renewal for over ${LEASE_DURATION_SECONDS}s)`)
       return new HeldLease(request, taken)
     }
-    const waited = (Date.now() - started) / 1000
+    const waited = (clock.now() - started) / 1000
     if (waited >= request.waitSeconds) {
       throw new Error(
         `${where} is still held by ${other} (another job-sweeper run on the same scope) after wait-timeout ${formatDuration(request.waitSeconds)}; nothing was changed`
       )
     }
-    if (other !== waitingFor || Date.now() - lastProgress >= PROGRESS_MS) {
+    if (other !== waitingFor || clock.now() - lastProgress >= PROGRESS_MS) {
       const line = waitingFor === undefined ? 'waiting' : `${formatDuration(waited)}: still waiting`
       info(`${line} for another run on the same scope to finish: ${other} holds ${where}`)
       waitingFor = other
-      lastProgress = Date.now()
+      lastProgress = clock.now()
     }
-    await sleep(POLL_MS, signal).catch((e: RunCancelled) => Promise.reject(leaseCancelled(e, where, waitingFor)))
+    await clock.sleep(POLL_MS, signal).catch((e: RunCancelled) => Promise.reject(leaseCancelled(e, where, waitingFor)))
   }
 }
 

@@ -2,9 +2,10 @@
 // summary. Pure: it imports neither @actions/core nor the Kubernetes client, and the clock is a
 // parameter, so every rule is testable in a table.
 import type { JobRecord } from '../kube/job-record.ts'
-import type { HarvestLogs, Phase, Settings } from '../settings/settings.ts'
+import type { HarvestLogs, Phase } from '../settings/settings.ts'
 import { formatDuration } from '../settings/duration.ts'
 import { matchesSelector } from '../settings/selector.ts'
+import type { PlanPolicy, Problem } from './policy.ts'
 import { ageSeconds, belongsToRelease, finishedAt, hookAnnotation, isFinished, jobStatus, managedElsewhere, type JobStatus } from './predicates.ts'
 
 /**
@@ -41,6 +42,11 @@ export interface PlannedJob {
   finishedAt?: string
   /** Post: kept without a TTL as one of the keep-last newest of its group; the reason says so. */
   keptByCount?: boolean
+  /**
+   * What the step reports about the Job once the action is done (pre: a block; post: a failed or
+   * never started Job, with wait-for-jobs), an error or a warning as the policy says.
+   */
+  problem?: Problem
   job: JobRecord
 }
 
@@ -79,12 +85,15 @@ export interface Plan {
   resourceVersions: Record<string, string>
   /** Pre: the phase ends only once every deleted Job is gone, so the upgrade cannot meet it. */
   awaitGone: boolean
-  /** The same decision on a fresh copy of a Job, to re-check before acting (out of scope by now: keep, saying why). */
-  redecide: (job: JobRecord, now: Date) => PlannedJob
+  /**
+   * The same decision on a fresh copy of a Job, to re-check before acting (out of scope by now:
+   * keep, saying why). After a wait of `waitedSeconds`, the reason is the final one the summary shows.
+   */
+  redecide: (job: JobRecord, now: Date, waitedSeconds?: number) => PlannedJob
 }
 
 /** Why the Job is not one the settings' scope names (every given scope field must match), or undefined if it is. */
-export function outOfScope(job: JobRecord, observed: Observed, settings: Settings): string | undefined {
+export function outOfScope(job: JobRecord, observed: Observed, settings: PlanPolicy): string | undefined {
   const name = job.metadata?.name ?? ''
   const { release, jobs, selector } = settings.scope
   if (release !== undefined && !belongsToRelease(job, release, job.metadata?.namespace ?? observed.namespace)) return `not annotated as of release ${release}`
@@ -96,12 +105,12 @@ export function outOfScope(job: JobRecord, observed: Observed, settings: Setting
 }
 
 /** The Job is one the settings' scope names (all given scope fields must match). */
-export function inScope(job: JobRecord, observed: Observed, settings: Settings): boolean {
+export function inScope(job: JobRecord, observed: Observed, settings: PlanPolicy): boolean {
   return outOfScope(job, observed, settings) === undefined
 }
 
 /** The Jobs a phase decides on: in scope, and not hook Jobs unless include-hooks (keep-last ranks these). */
-export function decidable(observed: Observed, settings: Settings): JobRecord[] {
+export function decidable(observed: Observed, settings: PlanPolicy): JobRecord[] {
   return observed.jobs.filter((job) => inScope(job, observed, settings) && (settings.includeHooks || !hookAnnotation(job)))
 }
 
@@ -117,7 +126,7 @@ function manifestConflict(d: ManifestDifference): string {
   }
 }
 
-function decidePre(p: PlannedJob, observed: Observed, settings: Settings): Decision {
+function decidePre(p: PlannedJob, observed: Observed, settings: PlanPolicy): Decision {
   if (p.status === 'terminating') return { action: 'delete', reason: 'already being deleted; waiting until it is gone' }
   let conflict = 'a Job’s pod template is immutable, so helm upgrade fails while it exists'
   if (observed.manifest !== undefined) {
@@ -142,14 +151,21 @@ function decidePre(p: PlannedJob, observed: Observed, settings: Settings): Decis
       case 'delete':
         return { action: 'delete', reason: `${running}; deleting it anyway, its logs so far saved (on-running: delete; ${conflict})` }
       case 'fail':
-        return { action: 'block', reason: `${running} and on-running is fail: nothing was deleted (${conflict})` }
+        return {
+          action: 'block',
+          reason: `${running} and on-running is fail: nothing was deleted (${conflict})`,
+          problem: {
+            severity: 'error',
+            message: `Job ${p.namespace}/${p.name} is still running (${formatDuration(p.ageSeconds)}) and on-running is fail; nothing was deleted`
+          }
+        }
     }
   }
   return { action: 'delete', reason: `${p.status}; ${conflict}` }
 }
 
 /** What a phase decides about one Job: the action, why, and for post the TTL. */
-export type Decision = Pick<PlannedJob, 'action' | 'reason'> & Partial<Pick<PlannedJob, 'ttlSeconds' | 'retention' | 'chartTtl' | 'keptByCount'>>
+export type Decision = Pick<PlannedJob, 'action' | 'reason'> & Partial<Pick<PlannedJob, 'ttlSeconds' | 'retention' | 'chartTtl' | 'keptByCount' | 'problem'>>
 
 /** The facts about a Job that every decision starts from (the action is still to be decided). */
 function facts(job: JobRecord, observed: Observed, now: Date): PlannedJob {
@@ -182,7 +198,7 @@ export function shouldHarvest(harvest: HarvestLogs, status: JobStatus): boolean 
 }
 
 /** Plans one Job (undefined: out of scope): hook Jobs are kept unless include-hooks; else what `decide` says. */
-function planOne(job: JobRecord, observed: Observed, settings: Settings, now: Date, decide: (job: PlannedJob) => Decision): PlannedJob | undefined {
+function planOne(job: JobRecord, observed: Observed, settings: PlanPolicy, now: Date, decide: (job: PlannedJob) => Decision): PlannedJob | undefined {
   if (!inScope(job, observed, settings)) return undefined
   const known = facts(job, observed, now)
   const hook = hookAnnotation(job)
@@ -209,18 +225,28 @@ export class Planner {
   private readonly jobs: PlannedJob[] = []
   private readonly phase: Phase
   private readonly observed: Observed
-  private readonly settings: Settings
+  private readonly settings: PlanPolicy
   private readonly now: Date
   private readonly decide: (job: PlannedJob) => Decision
   private readonly slimKept: boolean
+  private readonly afterWait: AfterWait
 
-  constructor(phase: Phase, observed: Observed, settings: Settings, now: Date, decide: (job: PlannedJob) => Decision, slimKept = false) {
+  constructor(
+    phase: Phase,
+    observed: Observed,
+    settings: PlanPolicy,
+    now: Date,
+    decide: (job: PlannedJob) => Decision,
+    slimKept = false,
+    afterWait: AfterWait = (p) => p
+  ) {
     this.phase = phase
     this.observed = observed
     this.settings = settings
     this.now = now
     this.decide = decide
     this.slimKept = slimKept
+    this.afterWait = afterWait
   }
 
   add(records: JobRecord[]): void {
@@ -232,7 +258,7 @@ export class Planner {
 
   /** The plan of every Job added, sorted by namespace and name; `listed` says where (and from which list) they came. */
   plan(listed: Pick<Observed, 'namespace' | 'resourceVersions'> = this.observed): Plan {
-    const { observed, settings, decide, jobs } = this
+    const { observed, settings, decide, jobs, afterWait } = this
     jobs.sort((a, b) => a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name))
     return {
       phase: this.phase,
@@ -240,20 +266,40 @@ export class Planner {
       jobs,
       resourceVersions: listed.resourceVersions ?? {},
       awaitGone: this.phase === 'pre',
-      redecide: (job, at) =>
-        planOne(job, observed, settings, at, decide) ?? { ...facts(job, observed, at), reason: `no longer in scope: ${outOfScope(job, observed, settings)}` }
+      redecide: (job, at, waitedSeconds) => {
+        const again = planOne(job, observed, settings, at, decide) ?? {
+          ...facts(job, observed, at),
+          reason: `no longer in scope: ${outOfScope(job, observed, settings)}`
+        }
+        return waitedSeconds === undefined ? again : afterWait(again, waitedSeconds)
+      }
     }
   }
 }
 
+/** A phase's decision on a Job after it was waited for `waitedSeconds`: the final reason (and problem). */
+export type AfterWait = (p: PlannedJob, waitedSeconds: number) => PlannedJob
+
 /** Plans every Job in scope, sorted by namespace and name, with `decide` for the phase. */
-export function makePlan(phase: Phase, observed: Observed, settings: Settings, now: Date, decide: (job: PlannedJob) => Decision): Plan {
-  const planner = new Planner(phase, observed, settings, now, decide)
+export function makePlan(
+  phase: Phase,
+  observed: Observed,
+  settings: PlanPolicy,
+  now: Date,
+  decide: (job: PlannedJob) => Decision,
+  afterWait?: AfterWait
+): Plan {
+  const planner = new Planner(phase, observed, settings, now, decide, false, afterWait)
   planner.add(observed.jobs)
   return planner.plan()
 }
 
 /** Decides, for every Job in scope, what the pre phase does with it. */
-export function planPrune(observed: Observed, settings: Settings, now: Date): Plan {
-  return makePlan('pre', observed, settings, now, (p) => decidePre(p, observed, settings))
+export function planPrune(observed: Observed, settings: PlanPolicy, now: Date): Plan {
+  return makePlan('pre', observed, settings, now, (p) => decidePre(p, observed, settings), afterPreWait)
+}
+
+/** Pre, once a waited Job finished: deleted as planned, or kept because it changed while it was waited for. */
+function afterPreWait(p: PlannedJob): PlannedJob {
+  return p.action === 'delete' ? p : { ...p, reason: `changed while it was waited for: ${p.reason}` }
 }

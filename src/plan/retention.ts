@@ -2,8 +2,9 @@
 // for the post phase (which sets it on new Jobs) and the sweep phase (which enforces it). Pure.
 import type { JobRecord } from '../kube/job-record.ts'
 import { formatDuration, parseDuration } from '../settings/duration.ts'
-import type { Settings } from '../settings/settings.ts'
+import type { PlanPolicy, Problem } from './policy.ts'
 import { KeepLast } from './keep-last.ts'
+import { jobStatus } from './predicates.ts'
 import { decidable, makePlan, Planner, type Decision, type Observed, type Plan, type PlannedJob } from './plan.ts'
 
 /** The project's annotation/label prefix: job-sweeper.io/. */
@@ -30,12 +31,12 @@ function annotated(job: JobRecord, key: string): Retention | 'invalid' | undefin
 }
 
 /** The retention the settings give an outcome: ttl for succeeded, failure-grace for failed. */
-export function retentionOf(outcome: 'succeeded' | 'failed', settings: Settings): Retention {
+export function retentionOf(outcome: 'succeeded' | 'failed', settings: PlanPolicy): Retention {
   return outcome === 'succeeded' ? settings.ttlSeconds : settings.failureGraceSeconds
 }
 
 /** Sweep: the retention recorded on the Job (job-sweeper.io/ annotations), else the settings', and which it is. */
-export function recordedRetention(job: JobRecord, outcome: 'succeeded' | 'failed', settings: Settings): { retention: Retention; source: string } {
+export function recordedRetention(job: JobRecord, outcome: 'succeeded' | 'failed', settings: PlanPolicy): { retention: Retention; source: string } {
   const key = outcome === 'succeeded' ? ANNOTATION.ttl : ANNOTATION.failureGrace
   const fromAnnotation = annotated(job, key)
   if (fromAnnotation === undefined) return { retention: retentionOf(outcome, settings), source: 'the input' }
@@ -46,7 +47,7 @@ export function recordedRetention(job: JobRecord, outcome: 'succeeded' | 'failed
 }
 
 /** The upper bound for a Job still running: the larger of the two retentions (never wins). */
-export function upperBound(settings: Settings): Retention {
+export function upperBound(settings: PlanPolicy): Retention {
   if (settings.ttlSeconds === null || settings.failureGraceSeconds === null) return null
   return Math.max(settings.ttlSeconds, settings.failureGraceSeconds)
 }
@@ -60,7 +61,7 @@ export function describeRetention(retention: Retention, finishedSecondsAgo: numb
 }
 
 /** keep-last's ranking of the Jobs the phase decides on (undefined: keep-last is off). */
-function keepLastOf(observed: Observed, settings: Settings, countsUnfinished: boolean): KeepLast | undefined {
+function keepLastOf(observed: Observed, settings: PlanPolicy, countsUnfinished: boolean): KeepLast | undefined {
   if (settings.keepLast === 0) return undefined
   return new KeepLast(decidable(observed, settings), { keepLast: settings.keepLast, groupBy: settings.groupBy }, countsUnfinished)
 }
@@ -71,9 +72,68 @@ function keepLastOf(observed: Observed, settings: Settings, countsUnfinished: bo
  * the TTL controller would delete them whatever the count; a later post or sweep gives them their
  * ttl once newer ones have pushed them out.
  */
-export function planPost(observed: Observed, settings: Settings, now: Date): Plan {
+export function planPost(observed: Observed, settings: PlanPolicy, now: Date): Plan {
   const keepLast = keepLastOf(observed, settings, true)
-  return makePlan('post', observed, settings, now, (p) => decidePost(p, settings, keepLast))
+  return makePlan(
+    'post',
+    observed,
+    settings,
+    now,
+    (p) => withProblem(p, decidePost(p, settings, keepLast), settings),
+    (p, waited) => afterPostWait(p, waited, settings)
+  )
+}
+
+const where = (p: PlannedJob): string => `Job ${p.namespace}/${p.name}`
+
+/** Post: a Job that failed is an error unless fail-on-job-failure is false; it is kept for failure-grace either way. */
+function failedProblem(p: PlannedJob, settings: PlanPolicy): Problem {
+  const kept = `kept for failure-grace ${formatRetention(settings.failureGraceSeconds)}`
+  return settings.failOnJobFailure
+    ? { severity: 'error', message: `${where(p)} failed; ${kept} so it can be inspected` }
+    : { severity: 'warning', message: `${where(p)} failed (fail-on-job-failure is false); ${kept}` }
+}
+
+/** Post: a Job that never started will not finish (waiting for it would only run out wait-for-jobs); as a failure, by fail-on-job-failure. */
+function stuckProblem(p: PlannedJob, why: string, settings: PlanPolicy): Problem {
+  const words = `${where(p)} ${why}; it keeps the upper-bound TTL`
+  return settings.failOnJobFailure ? { severity: 'error', message: words } : { severity: 'warning', message: `${words} (fail-on-job-failure is false)` }
+}
+
+/**
+ * With wait-for-jobs the phase promises "the step fails when a migration failed", also for one
+ * that had already failed (or was stuck) when the phase began.
+ */
+function withProblem(p: PlannedJob, decision: Decision, settings: PlanPolicy): Decision {
+  if (settings.waitForJobsSeconds === 0 || decision.action !== 'set-ttl') return decision
+  if (p.status === 'failed') return { ...decision, problem: failedProblem(p, settings) }
+  if (p.status === 'stuck') return { ...decision, problem: stuckProblem(p, `${p.job.neverStarted}: not waited for`, settings) }
+  return decision
+}
+
+/**
+ * Post, once a waited Job finished (or turned out never to start): the TTL of its outcome, and the
+ * reason the summary shows; a failure is a problem as the policy says.
+ */
+function afterPostWait(p: PlannedJob, waitedSeconds: number, settings: PlanPolicy): PlannedJob {
+  if (p.status === 'stuck') {
+    // It keeps the upper bound it was given before the wait.
+    const after = `no longer waited for after ${formatDuration(waitedSeconds)} of wait-for-jobs ${formatDuration(settings.waitForJobsSeconds)}`
+    return {
+      ...p,
+      action: 'keep',
+      reason: `${p.job.neverStarted}; ${after}; it keeps the upper-bound TTL`,
+      problem: stuckProblem(p, `${p.job.neverStarted}: ${after}`, settings)
+    }
+  }
+  if (p.action !== 'set-ttl') return { ...p, reason: `${p.status}: ${p.reason}` }
+  const which = p.status === 'succeeded' ? 'ttl' : 'failure-grace'
+  const words = p.ttlSeconds === null ? `${which} is never: kept until removed` : `deleted ${which} ${formatRetention(p.ttlSeconds ?? null)} after it finished`
+  return {
+    ...p,
+    reason: `${p.status} after waiting; ${p.chartTtl || p.keptByCount ? p.reason : words}`,
+    problem: jobStatus(p.job) === 'failed' ? failedProblem(p, settings) : undefined
+  }
 }
 
 /**
@@ -81,14 +141,14 @@ export function planPost(observed: Observed, settings: Settings, now: Date): Pla
  * is the Job's own policy: job-sweeper must not overwrite it (the next upgrade would conflict), so
  * it also decides the TTL, as it does for the sweep. Else the input's.
  */
-function postRetention(job: JobRecord, outcome: 'succeeded' | 'failed', settings: Settings): { retention: Retention; source?: string } {
+function postRetention(job: JobRecord, outcome: 'succeeded' | 'failed', settings: PlanPolicy): { retention: Retention; source?: string } {
   const key = outcome === 'succeeded' ? ANNOTATION.ttl : ANNOTATION.failureGrace
   if (!job.appliedMetadata?.annotations.includes(key)) return { retention: retentionOf(outcome, settings) }
   const { retention, source } = recordedRetention(job, outcome, settings)
   return { retention, source: source === 'its annotation' ? `the chart's annotation ${key}` : source }
 }
 
-function decidePost(p: PlannedJob, settings: Settings, keepLast: KeepLast | undefined): Decision {
+function decidePost(p: PlannedJob, settings: PlanPolicy, keepLast: KeepLast | undefined): Decision {
   const decision = withKeepLast(p, decidePostRetention(p, settings), keepLast, settings)
   const applied = p.job.appliedMetadata
   const kept = applied ? [...applied.labels.map((k) => `label ${k}`), ...applied.annotations.map((k) => `annotation ${k}`)] : []
@@ -107,7 +167,7 @@ function decidePost(p: PlannedJob, settings: Settings, keepLast: KeepLast | unde
   }
 }
 
-function decidePostRetention(p: PlannedJob, settings: Settings): Decision {
+function decidePostRetention(p: PlannedJob, settings: PlanPolicy): Decision {
   if (p.status === 'terminating') return { action: 'keep', reason: 'being deleted' }
   if (p.status === 'running' || p.status === 'suspended' || p.status === 'external' || p.status === 'stuck') {
     const [ok, failed] = [postRetention(p.job, 'succeeded', settings).retention, postRetention(p.job, 'failed', settings).retention]
@@ -130,7 +190,7 @@ function decidePostRetention(p: PlannedJob, settings: Settings): Decision {
 }
 
 /** Post with keep-last: the decision for `p`'s standing in its group (its retention's decision otherwise). */
-function withKeepLast(p: PlannedJob, decision: Decision, keepLast: KeepLast | undefined, settings: Settings): Decision {
+function withKeepLast(p: PlannedJob, decision: Decision, keepLast: KeepLast | undefined, settings: PlanPolicy): Decision {
   const verdict = decision.action === 'keep' ? undefined : keepLast?.verdict(p.job)
   if (!verdict || verdict.standing === 'earlier-failure') return decision
   if (verdict.standing !== 'newest') return { ...decision, reason: `${verdict.words}; ${decision.reason}` }
@@ -155,7 +215,7 @@ function withKeepLast(p: PlannedJob, decision: Decision, keepLast: KeepLast | un
  * Sweep: delete the finished Jobs whose retention has expired; keep the rest, saying how long is
  * left. With keep-last, the N newest succeeded Jobs of each group are kept whatever their ttl.
  */
-export function planSweep(observed: Observed, settings: Settings, now: Date): Plan {
+export function planSweep(observed: Observed, settings: PlanPolicy, now: Date): Plan {
   const planner = sweepPlanner(observed, settings, now)
   planner.add(observed.jobs)
   return planner.plan(observed)
@@ -173,7 +233,7 @@ export interface SweepPlanner {
  * keep-last a Job's standing depends on the whole of its group, which may span every page: the
  * records are held until the list has ended (their trimmed JobRecords: see kube/job-record.ts).
  */
-export function sweepPlanner(frame: Observed, settings: Settings, now: Date): SweepPlanner {
+export function sweepPlanner(frame: Observed, settings: PlanPolicy, now: Date): SweepPlanner {
   if (settings.keepLast > 0) {
     const records: JobRecord[] = []
     return {
@@ -197,7 +257,7 @@ function withSweepKeepLast(p: PlannedJob, decision: Decision, keepLast: KeepLast
   return { ...decision, reason: `${verdict.words}; ${decision.reason}` }
 }
 
-function decideSweep(p: PlannedJob, settings: Settings): Decision {
+function decideSweep(p: PlannedJob, settings: PlanPolicy): Decision {
   if (p.status === 'terminating') return { action: 'keep', reason: 'already being deleted' }
   if (p.status !== 'succeeded' && p.status !== 'failed')
     return { action: 'keep', reason: `${p.status === 'running' ? 'still running' : p.status}: not finished` }
