@@ -8,7 +8,7 @@ import { checkLogsDir, writeReportFile } from './report/file.ts'
 import { changesWords, listOutput, summarize } from './report/summary.ts'
 import { renderText } from './report/text.ts'
 import { runPhase, type Console } from './run.ts'
-import { redact, redactResult, runSecrets } from './secrets.ts'
+import { redact, redactResult, runSecrets } from './text/secrets.ts'
 import { parseSettings, SettingsError, type Settings } from './settings/settings.ts'
 
 // Outside GitHub Actions no runner masks what is printed: every line goes through the run's masker.

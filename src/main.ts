@@ -11,7 +11,7 @@ import { checkLogsDir } from './report/file.ts'
 import { changesWords } from './report/summary.ts'
 import { writeFailure, writeNoOutcomes, writeReport } from './report/write.ts'
 import { runPhase, type Console } from './run.ts'
-import { redact, redactResult, runSecrets } from './secrets.ts'
+import { redact, redactResult, runSecrets } from './text/secrets.ts'
 import { isKubeconfigPath } from './settings/kubeconfig-input.ts'
 import { INPUT, parseSettings, type Phase, type Settings } from './settings/settings.ts'
 

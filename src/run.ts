@@ -3,7 +3,6 @@
 // Shared by the action (main.ts) and the CLI (cli.ts); each passes its own way of printing.
 import { execute } from './execute/execute.ts'
 import type { ExecuteContext, RunResult } from './execute/outcome.ts'
-import { NAMES_SHOWN, someNames } from './execute/progress.ts'
 import { KubeJobsClient, type JobsClient } from './kube/client.ts'
 import { loadKubeConfig } from './kube/kubeconfig.ts'
 import { takeLeases, leaseName, runIdentity, scopeKey } from './kube/lease.ts'
@@ -14,6 +13,7 @@ import { jobStatus } from './plan/predicates.ts'
 import { planPost, sweepPlanner } from './plan/retention.ts'
 import { gitOpsWarnings } from './report/gitops.ts'
 import type { Phase, Settings } from './settings/settings.ts'
+import { NAMES_SHOWN, someNames } from './text/shorten.ts'
 
 /** How a run prints progress: the action uses @actions/core, the CLI standard error. */
 export interface Console {

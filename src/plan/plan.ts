@@ -3,7 +3,7 @@
 // parameter, so every rule is testable in a table.
 import type { JobRecord } from '../kube/job-record.ts'
 import type { HarvestLogs, Phase, Settings } from '../settings/settings.ts'
-import { formatDuration } from '../settings/duration.ts'
+import { formatDuration } from '../text/duration.ts'
 import { matchesSelector } from '../settings/selector.ts'
 import { ageSeconds, belongsToRelease, finishedAt, hookAnnotation, isFinished, jobStatus, managedElsewhere, type JobStatus } from './predicates.ts'
 

@@ -1,7 +1,7 @@
 // Retention by outcome — a short ttl for succeeded Jobs, a longer failure-grace for failed ones —
 // for the post phase (which sets it on new Jobs) and the sweep phase (which enforces it). Pure.
 import type { JobRecord } from '../kube/job-record.ts'
-import { formatDuration, parseDuration } from '../settings/duration.ts'
+import { formatDuration, parseDuration } from '../text/duration.ts'
 import type { Settings } from '../settings/settings.ts'
 import { KeepLast } from './keep-last.ts'
 import { decidable, makePlan, Planner, type Decision, type Observed, type Plan, type PlannedJob } from './plan.ts'

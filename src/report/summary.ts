@@ -1,6 +1,6 @@
 // Report, pure: a run's outcomes as job-summary Markdown and as the action's outputs.
 import type { JobOutcome, OutcomeKind, RunResult } from '../execute/outcome.ts'
-import { formatDuration } from '../settings/duration.ts'
+import { formatDuration } from '../text/duration.ts'
 import { headlineOf, type Headline } from './headline.ts'
 import { escapeHtml, escapeMarkdown } from './markdown.ts'
 

@@ -2,7 +2,7 @@
 import { KubeConfig } from '@kubernetes/client-node'
 import { kubeconfigSecrets } from '../../src/kube/kubeconfig.ts'
 import type { RunResult } from '../../src/execute/outcome.ts'
-import { redactResult, runSecrets, SecretMasker } from '../../src/secrets.ts'
+import { redactResult, runSecrets, SecretMasker } from '../../src/text/secrets.ts'
 
 const pem = '-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC-KEY-LINE-1\nBKcwggSjAgEAAoIBAQC7-KEY-LINE-2\n-----END PRIVATE KEY-----\n'
 const keyData = Buffer.from(pem).toString('base64')

@@ -1,6 +1,6 @@
 // The run's secrets (every credential the kubeconfig holds) and the one way to hide them in text
 // that job-sweeper prints or writes: errors, and failed Jobs' log tails in the summary.
-import type { RunResult } from './execute/outcome.ts'
+import type { RunResult } from '../execute/outcome.ts'
 
 /** Registered secrets, and text with each of them replaced by ***. */
 export class SecretMasker {
