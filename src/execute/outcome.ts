@@ -45,11 +45,17 @@ export interface RunResult {
   cancelled?: string
 }
 
-/** What the executor needs from its caller: where progress goes, and the run for Events. */
+/** The GitHub Actions workflow run job-sweeper runs in: named in Events and annotations. */
+export interface WorkflowRun {
+  url: string
+  commit?: string
+}
+
+/** What the executor needs from its caller: where progress goes, and the workflow run for Events. */
 export interface ExecuteContext {
   info: (message: string) => void
   /** The workflow run, for Events and annotations (absent outside GitHub Actions). */
-  run?: { url: string; commit?: string }
+  workflowRun?: WorkflowRun
   /** The run's cancellation: once aborted, no new delete, wait or TTL patch starts. */
   signal?: AbortSignal
 }
