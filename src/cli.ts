@@ -4,6 +4,7 @@ import { runCancellation } from './cancel.ts'
 import { parseCommandLine, usage, UsageError, type Command } from './cli/args.ts'
 import { apiErrorMessage } from './kube/errors.ts'
 import { RunCancelled } from './kube/retry.ts'
+import { whereWords } from './observe/observe.ts'
 import { checkLogsDir, writeReportFile } from './report/file.ts'
 import { changesWords, listOutput, summarize } from './report/summary.ts'
 import { renderText } from './report/text.ts'
@@ -68,7 +69,7 @@ async function main(argv: string[]): Promise<number> {
       )
       const json = {
         phase: result.phase,
-        namespace: result.namespace,
+        namespace: whereWords(result.namespace),
         dryRun: result.dryRun,
         ...lists,
         'logs-dir': settings.logsDir,

@@ -6,7 +6,7 @@ import type { ExecuteContext, RunResult, WorkflowRun } from './execute/outcome.t
 import { KubeJobsClient, type JobsClient } from './kube/client.ts'
 import { loadKubeConfig } from './kube/kubeconfig.ts'
 import { takeLeases, leaseName, runIdentity, scopeKey } from './kube/lease.ts'
-import { observe, observeStarts, observeSweep, sweepManifest, targetNamespace } from './observe/observe.ts'
+import { observe, observeStarts, observeSweep, sweepManifest, targetNamespace, whereWords } from './observe/observe.ts'
 import { checkNamespaces, missingReleaseWarning } from './observe/preconditions.ts'
 import { decidable, planPrune, type Observed, type Plan, type PlannedJob } from './plan/plan.ts'
 import { jobStatus } from './plan/predicates.ts'
@@ -37,7 +37,7 @@ export interface PhaseOptions {
 async function observed(out: Console, what: string, look: () => Promise<Observed>): Promise<Observed> {
   return out.group('Observe', async () => {
     const o = await look()
-    out.info(`${o.listed ?? o.jobs.length} Job(s) ${what} in ${o.namespace}`)
+    out.info(`${o.listed ?? o.jobs.length} Job(s) ${what} in ${whereWords(o.namespace)}`)
     return o
   })
 }

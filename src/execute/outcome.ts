@@ -1,4 +1,5 @@
 // What executing a plan produced: one outcome per Job, plus the problems met on the way.
+import type { Where } from '../observe/observe.ts'
 import type { PlannedJob } from '../plan/plan.ts'
 import type { JobStatus } from '../plan/predicates.ts'
 import type { Phase } from '../settings/settings.ts'
@@ -30,7 +31,8 @@ export interface JobOutcome {
 /** A phase's outcomes and problems: what the report is made from. */
 export interface RunResult {
   phase: Phase
-  namespace: string
+  /** Where the phase worked (a sweep: its namespaces, or all). */
+  namespace: Where
   dryRun: boolean
   outcomes: JobOutcome[]
   /** Problems that fail the step, each naming its Job. */
