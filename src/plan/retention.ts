@@ -45,12 +45,6 @@ export function recordedRetention(job: JobRecord, outcome: 'succeeded' | 'failed
   return { retention: fromAnnotation, source: 'its annotation' }
 }
 
-/** The upper bound for a Job still running: the larger of the two retentions (never wins). */
-export function upperBound(settings: Settings): Retention {
-  if (settings.ttlSeconds === null || settings.failureGraceSeconds === null) return null
-  return Math.max(settings.ttlSeconds, settings.failureGraceSeconds)
-}
-
 /** "1h (40m left)", "1h (expired 5m ago)", "never". */
 export function describeRetention(retention: Retention, finishedSecondsAgo: number | undefined): string {
   if (retention === null) return 'never'
