@@ -1,5 +1,5 @@
-// The action's run: settings → observe → plan → execute → report, for the phase at hand. The
-// only place that turns an error into core.setFailed.
+// The action's step (main or post): settings → observe → plan → execute → report, for the phase
+// at hand. The only place that turns an error into core.setFailed.
 import { existsSync } from 'node:fs'
 import * as core from '@actions/core'
 import * as github from '@actions/github'

@@ -103,7 +103,7 @@ async function saveLogs(p: PlannedJob, ctx: ActionContext): Promise<{ logs: Harv
   return { logs, proceed: false }
 }
 
-/** Deletes one planned Job; never throws. `waited`: it was waited for first. */
+/** Deletes one planned Job (on a 409, what the fresh copy's decision says); never throws. */
 export async function deleteAction(planned: PlannedJob, ctx: ActionContext): Promise<JobOutcome> {
   const { client, plan } = ctx
   let p = planned

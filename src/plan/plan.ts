@@ -1,6 +1,7 @@
-// The pre-upgrade plan: for each Job in scope, what to do and why, in words a user reads in the
-// summary. Pure: it imports neither @actions/core nor the Kubernetes client, and the clock is a
-// parameter, so every rule is testable in a table.
+// The plan: for each Job in scope, what to do and why, in words a user reads in the summary; the
+// types and the planner every phase shares, and the pre phase's decisions (post's and the sweep's
+// are in retention.ts). Pure: it imports neither @actions/core nor the Kubernetes client, and the
+// clock is a parameter, so every rule is testable in a table.
 import type { JobRecord } from '../kube/job-record.ts'
 import type { Where } from '../observe/observe.ts'
 import type { HarvestLogs, Phase, Settings } from '../settings/settings.ts'
