@@ -6,9 +6,8 @@ import { dirname, join, relative, resolve, sep } from 'node:path'
 export const SRC = join(import.meta.dirname, '..', 'src')
 
 /**
- * The floors of src/, lowest first: a folder (or a file directly in src/) on each. Why this order:
- * data flows settings → observe → plan → execute → report, so a lower floor can be read, tested
- * and changed without any higher one.
+ * The floors of src/, lowest first: a folder (or a file directly in src/) on each.
+ * Why: data flows settings → observe → plan → execute → report, and a floor that loads none above it can be tested alone.
  */
 export const FLOORS = [
   // Text shown to people or read from them: durations, shortened lists, secrets hidden.
