@@ -13,9 +13,7 @@ export default {
   // Scenario tests share one control plane; running them one at a time keeps 2-core machines
   // responsive and the controllers' timing realistic.
   maxWorkers: 1,
-  // Twice in five full runs, once every test had passed and the cluster was stopped, jest did not
-  // exit: its main thread spun (no socket open, the inspector unreachable), so a test leaves a
-  // promise loop behind. Until it is found (see the closing note of 2026-12-03), the run ends
-  // when the results are in rather than hanging CI.
+  // A test leaves a promise loop behind that can keep jest from exiting once all have passed (not
+  // yet found): the run ends when the results are in, rather than hanging CI.
   forceExit: true
 }

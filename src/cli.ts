@@ -4,11 +4,12 @@ import { runCancellation } from './cancel.ts'
 import { parseCommandLine, usage, UsageError, type Command } from './cli/args.ts'
 import { apiErrorMessage } from './kube/errors.ts'
 import { RunCancelled } from './kube/retry.ts'
+import { whereWords } from './observe/observe.ts'
 import { checkLogsDir, writeReportFile } from './report/file.ts'
 import { changesWords, listOutput, summarize } from './report/summary.ts'
 import { renderText } from './report/text.ts'
-import { runPhase, type Console } from './run.ts'
-import { redact, redactResult, runSecrets } from './secrets.ts'
+import { phaseOnCluster, type Console } from './run.ts'
+import { redact, redactResult, secretMasker } from './text/secrets.ts'
 import { parseSettings, SettingsError, type Settings } from './settings/settings.ts'
 
 // Outside GitHub Actions no runner masks what is printed: every line goes through the run's masker.
@@ -50,7 +51,7 @@ async function main(argv: string[]): Promise<number> {
   )
   try {
     // Redacted before the report file is written too (standard output and error are redacted anyway).
-    const result = redactResult(await runPhase(command.phase, settings, { console: stderrConsole, mask: (secret) => runSecrets.add(secret), signal }))
+    const result = redactResult(await phaseOnCluster(command.phase, settings, { console: stderrConsole, mask: (secret) => secretMasker.add(secret), signal }))
     const reportFile = await writeReportFile(result, settings.logsDir).catch((e: unknown) => {
       // After the phase did its work: the error says what that was, since the report file will not.
       result.errors.push(redact(`could not write the report in logs-dir '${settings.logsDir}' (${apiErrorMessage(e)}); ${changesWords(result)}`))
@@ -68,7 +69,7 @@ async function main(argv: string[]): Promise<number> {
       )
       const json = {
         phase: result.phase,
-        namespace: result.namespace,
+        namespace: whereWords(result.namespace),
         dryRun: result.dryRun,
         ...lists,
         'logs-dir': settings.logsDir,

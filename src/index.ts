@@ -1,4 +1,4 @@
-// Entry point of the action, for both `main` and `post` (action.yml): see run().
-import { run } from './main.ts'
+// Entry point of the action, for both `main` and `post` (action.yml): see actionStep().
+import { actionStep } from './main.ts'
 
-await run()
+await actionStep()

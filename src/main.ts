@@ -1,17 +1,17 @@
-// The action's run: settings → observe → plan → execute → report, for the phase at hand. The
-// only place that turns an error into core.setFailed.
+// The action's step (main or post): settings → observe → plan → execute → report, for the phase
+// at hand. The only place that turns an error into core.setFailed.
 import { existsSync } from 'node:fs'
 import * as core from '@actions/core'
 import * as github from '@actions/github'
 import { runCancellation } from './cancel.ts'
-import type { ExecuteContext } from './execute/outcome.ts'
+import type { WorkflowRun } from './execute/outcome.ts'
 import { apiErrorMessage } from './kube/errors.ts'
 import { RunCancelled } from './kube/retry.ts'
 import { checkLogsDir } from './report/file.ts'
 import { changesWords } from './report/summary.ts'
 import { writeFailure, writeNoOutcomes, writeReport } from './report/write.ts'
-import { runPhase, type Console } from './run.ts'
-import { redact, redactResult, runSecrets } from './secrets.ts'
+import { phaseOnCluster, type Console } from './run.ts'
+import { redact, redactResult, secretMasker } from './text/secrets.ts'
 import { isKubeconfigPath } from './settings/kubeconfig-input.ts'
 import { INPUT, parseSettings, type Phase, type Settings } from './settings/settings.ts'
 
@@ -30,7 +30,7 @@ export const STATE = {
  */
 function mask(secret: string): void {
   // Once each: a token is met again at every request that carries it.
-  if (runSecrets.add(secret) && process.env.GITHUB_ACTIONS === 'true') core.setSecret(secret)
+  if (secretMasker.add(secret) && process.env.GITHUB_ACTIONS === 'true') core.setSecret(secret)
 }
 
 function readSettings(): Settings {
@@ -49,7 +49,7 @@ const actionsConsole: Console = {
 }
 
 /** The workflow run, when running in GitHub Actions: for Events and annotations. */
-function workflowRun(): ExecuteContext['run'] {
+function workflowRun(): WorkflowRun | undefined {
   const { runId, serverUrl, sha } = github.context
   if (!runId || !process.env.GITHUB_REPOSITORY) return undefined
   const { owner, repo } = github.context.repo
@@ -57,7 +57,7 @@ function workflowRun(): ExecuteContext['run'] {
 }
 
 /** Entry of both the main and the post step (action.yml runs dist/index.js for each). */
-export async function run(): Promise<void> {
+export async function actionStep(): Promise<void> {
   const isPost = core.getState(STATE.isPost) === 'true'
   if (!isPost) core.saveState(STATE.isPost, 'true')
   // For the summary of a run that fails before its settings are parsed.
@@ -76,7 +76,7 @@ export async function run(): Promise<void> {
     phaseName = phase
     await checkLogsDir(settings.logsDir)
     // Outside GitHub Actions no runner masks the log: what job-sweeper writes is redacted itself.
-    const result = redactResult(await runPhase(phase, settings, { console: actionsConsole, mask, run: workflowRun(), signal }))
+    const result = redactResult(await phaseOnCluster(phase, settings, { console: actionsConsole, mask, workflowRun: workflowRun(), signal }))
     const succeeded = result.errors.length === 0
     for (const w of result.warnings) core.warning(w)
     try {

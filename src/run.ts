@@ -2,12 +2,11 @@
 // release the Lease; against the cluster the settings name.
 // Shared by the action (main.ts) and the CLI (cli.ts); each passes its own way of printing.
 import { execute } from './execute/execute.ts'
-import type { ExecuteContext, RunResult } from './execute/outcome.ts'
-import { NAMES_SHOWN, someNames } from './execute/progress.ts'
+import type { ExecuteContext, RunResult, WorkflowRun } from './execute/outcome.ts'
 import { KubeJobsClient, type JobsClient } from './kube/client.ts'
 import { loadKubeConfig } from './kube/kubeconfig.ts'
 import { takeLeases, leaseName, runIdentity, scopeKey } from './kube/lease.ts'
-import { observe, observeStarts, observeSweep, sweepManifest, targetNamespace } from './observe/observe.ts'
+import { observe, observeStarts, observeSweep, sweepManifest, targetNamespace, whereWords } from './observe/observe.ts'
 import { checkNamespaces, missingReleaseWarning } from './observe/preconditions.ts'
 import { decidable, planPrune, type Observed, type Plan, type PlannedJob } from './plan/plan.ts'
 import { planPolicy } from './plan/policy.ts'
@@ -15,6 +14,7 @@ import { jobStatus } from './plan/predicates.ts'
 import { planPost, sweepPlanner } from './plan/retention.ts'
 import { gitOpsWarnings } from './report/gitops.ts'
 import type { Phase, Settings } from './settings/settings.ts'
+import { NAMES_SHOWN, someNames } from './text/shorten.ts'
 
 /** How a run prints progress: the action uses @actions/core, the CLI standard error. */
 export interface Console {
@@ -24,12 +24,13 @@ export interface Console {
   group<T>(name: string, fn: () => Promise<T>): Promise<T>
 }
 
-export interface RunOptions {
+/** What a phase takes besides its settings: how it prints and masks, the workflow run, its cancellation. */
+export interface PhaseOptions {
   console: Console
   /** Called with every secret found in the kubeconfig. */
   mask: (secret: string) => void
   /** The workflow run, for Events and annotations (absent outside GitHub Actions). */
-  run?: ExecuteContext['run']
+  workflowRun?: WorkflowRun
   /** The run's cancellation (SIGINT, SIGTERM): no new work starts, every wait ends; the Lease is released. */
   signal?: AbortSignal
 }
@@ -37,7 +38,7 @@ export interface RunOptions {
 async function observed(out: Console, what: string, look: () => Promise<Observed>): Promise<Observed> {
   return out.group('Observe', async () => {
     const o = await look()
-    out.info(`${o.listed ?? o.jobs.length} Job(s) ${what} in ${o.namespace}`)
+    out.info(`${o.listed ?? o.jobs.length} Job(s) ${what} in ${whereWords(o.namespace)}`)
     return o
   })
 }
@@ -77,19 +78,21 @@ function namespacesOf(phase: Phase, settings: Settings, client: JobsClient): str
   return settings.allNamespaces ? [] : (settings.namespaces ?? [client.defaultNamespace])
 }
 
-export async function runPhase(phase: Phase, settings: Settings, options: RunOptions): Promise<RunResult> {
+/** One phase against the cluster the settings name: the client is made here, and closed at the end. */
+export async function phaseOnCluster(phase: Phase, settings: Settings, options: PhaseOptions): Promise<RunResult> {
   const kube = new KubeJobsClient(loadKubeConfig(settings.kubeconfig, settings.context, options.mask), {
     signal: options.signal,
     onCredential: options.mask
   })
   try {
-    return { ...(await runWith(kube, phase, settings, options)), apiRequests: kube.requests }
+    return { ...(await phaseUnderLease(kube, phase, settings, options)), apiRequests: kube.requests }
   } finally {
     await kube.close()
   }
 }
 
-async function runWith(client: JobsClient, phase: Phase, settings: Settings, options: RunOptions): Promise<RunResult> {
+/** Checks the namespaces, takes the scope's Lease, observes, plans and executes, and releases the Lease. */
+async function phaseUnderLease(client: JobsClient, phase: Phase, settings: Settings, options: PhaseOptions): Promise<RunResult> {
   const out = options.console
   const namespaces = namespacesOf(phase, settings, client)
   await checkNamespaces(client, namespaces, settings.namespaces === undefined)
@@ -103,7 +106,7 @@ async function runWith(client: JobsClient, phase: Phase, settings: Settings, opt
           client,
           name: leaseName(settings.scope, manifestNames),
           scope: scopeKey(settings.scope, manifestNames),
-          holder: runIdentity(process.env, options.run?.url),
+          holder: runIdentity(process.env, options.workflowRun?.url),
           waitSeconds: settings.waitTimeoutSeconds,
           info: (m) => out.info(m),
           signal: options.signal
@@ -119,9 +122,9 @@ async function runWith(client: JobsClient, phase: Phase, settings: Settings, opt
   return result
 }
 
-async function observePlanExecute(phase: Phase, settings: Settings, client: JobsClient, namespaces: string[], options: RunOptions): Promise<RunResult> {
+async function observePlanExecute(phase: Phase, settings: Settings, client: JobsClient, namespaces: string[], options: PhaseOptions): Promise<RunResult> {
   const out = options.console
-  const ctx: ExecuteContext = { info: (m) => out.info(m), run: options.run, signal: options.signal }
+  const ctx: ExecuteContext = { info: (m) => out.info(m), workflowRun: options.workflowRun, signal: options.signal }
   const warn = (m: string): void => out.warning(m)
   const what = settings.scope.selector ? `matching ${settings.scope.selector}` : 'listed'
   const now = new Date()

@@ -1,6 +1,7 @@
 // Post with wait-for-jobs, where the wait ends badly: a TTL that could not be set after the wait
 // keeps the failure's words in its row (not "deleted ttl … after it finished"), in post's own
 // words; and keep-last's newest Job, still running when the wait times out, keeps no TTL.
+import { setTimeout as sleep } from 'node:timers/promises'
 import { outputNames, runAction } from './action.ts'
 import { createJob, getJob, testCluster, waitForJobCondition } from './cluster/testenv.ts'
 import { startFaultProxy, type FaultProxy } from './faults/proxy.ts'
@@ -19,7 +20,6 @@ afterEach(async () => {
   proxy = undefined
 })
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
 const errorLines = (stdout: string): string[] =>
   stdout
     .split('\n')

@@ -3,6 +3,7 @@
 import { existsSync, mkdtempSync, readdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { outputNames, runAction, WORKFLOW_RUN_ENV, WORKFLOW_RUN_URL } from './action.ts'
 import { batchApi, createJob, eventually, getJob, jobManifest, waitForJobCondition, type TestJob } from './cluster/testenv.ts'
 import { finishedReleaseJob, helmChart, release, releaseAnnotations, useScenario } from './scenario.ts'
@@ -19,8 +20,6 @@ let otherNs: string
 beforeEach(() => {
   ;({ ns, otherNs } = scenario)
 })
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
 
 test('one step: main prunes before the upgrade, post gives the new Jobs TTLs by outcome, and the TTL controller acts on them', async () => {
   expect(helmChart('install', ns, { hookJob: false }, '--wait', '--wait-for-jobs').code).toBe(0)

@@ -10,10 +10,10 @@ import { toJobRecord, type AppliedMetadata } from '../kube/job-record.ts'
 import { ClusterUnreachable, RunCancelled } from '../kube/retry.ts'
 import type { Plan, PlannedJob } from '../plan/plan.ts'
 import { ANNOTATION, MANAGED_LABEL, formatRetention, type Retention } from '../plan/retention.ts'
-import { redact } from '../secrets.ts'
+import { redact } from '../text/secrets.ts'
 import type { Settings } from '../settings/settings.ts'
 import { harvestLogs, readTail, type HarvestedLogs } from './logs.ts'
-import { outcome, type ExecuteContext, type JobOutcome } from './outcome.ts'
+import { outcome, type ExecuteContext, type JobOutcome, type WorkflowRun } from './outcome.ts'
 
 const TAIL_LINES = 20
 // Tails go into the summary: those of the first failed Jobs are plenty. It shows failed Jobs' tails
@@ -105,7 +105,7 @@ async function saveLogs(p: PlannedJob, ctx: ActionContext): Promise<{ logs: Harv
   return { logs, proceed: false }
 }
 
-/** Deletes one planned Job; never throws. `waited`: it was waited for first. */
+/** Deletes one planned Job (on a 409, what the fresh copy's decision says); never throws. */
 export async function deleteAction(planned: PlannedJob, ctx: ActionContext): Promise<JobOutcome> {
   const { client, plan } = ctx
   let p = planned
@@ -128,7 +128,7 @@ export async function deleteAction(planned: PlannedJob, ctx: ActionContext): Pro
       const result = await client.deleteJob(p.namespace, p.name, { uid: p.uid, resourceVersion: p.resourceVersion }, p.propagation)
       if (result === 'deleted') {
         ctx.info(`deleted ${where(p)} (${p.status}, ${p.propagation.toLowerCase()})`)
-        const message = `Deleted by job-sweeper (${plan.phase} phase): ${p.reason}${ctx.run?.url ? ` (workflow run ${ctx.run.url})` : ''}`
+        const message = `Deleted by job-sweeper (${plan.phase} phase): ${p.reason}${ctx.workflowRun?.url ? ` (workflow run ${ctx.workflowRun.url})` : ''}`
         const [job, at] = [p.job, where(p)]
         void ctx.events.add(() =>
           client
@@ -167,12 +167,18 @@ export async function deleteAction(planned: PlannedJob, ctx: ActionContext): Pro
  * field the chart server-side applies (`chartTtl`, `applied`): the chart's value stands there, as
  * job-sweeper's would make Helm 4's next apply of the unchanged Job fail with a conflict.
  */
-export function retentionPatch(settings: Settings, ttlSeconds: Retention, run: ExecuteContext['run'], chartTtl: boolean, applied?: AppliedMetadata): object {
+export function retentionPatch(
+  settings: Settings,
+  ttlSeconds: Retention,
+  workflowRun: WorkflowRun | undefined,
+  chartTtl: boolean,
+  applied?: AppliedMetadata
+): object {
   const written: Record<string, string | undefined> = {
     [ANNOTATION.ttl]: formatRetention(settings.ttlSeconds),
     [ANNOTATION.failureGrace]: formatRetention(settings.failureGraceSeconds),
-    [ANNOTATION.runUrl]: run?.url || undefined,
-    [ANNOTATION.commit]: run?.commit || undefined
+    [ANNOTATION.runUrl]: workflowRun?.url || undefined,
+    [ANNOTATION.commit]: workflowRun?.commit || undefined
   }
   const annotations = Object.fromEntries(Object.entries(written).filter(([k, v]) => v !== undefined && !applied?.annotations.includes(k)))
   const labels = applied?.labels.includes(MANAGED_LABEL) ? {} : { [MANAGED_LABEL]: 'true' }
@@ -198,7 +204,7 @@ export async function ttlAction(p: PlannedJob, ttl: Retention, ctx: ActionContex
       p.namespace,
       p.name,
       { uid: p.uid },
-      retentionPatch(settings, ttl, ctx.run, p.chartTtl === true, p.job.appliedMetadata)
+      retentionPatch(settings, ttl, ctx.workflowRun, p.chartTtl === true, p.job.appliedMetadata)
     )
     if (patched === 'gone' || patched === 'conflict') return { ...outcome(p, 'gone', 'gone, or replaced by a new Job, before its TTL could be set'), logs }
     ctx.info(`${where(p)} (${p.status}): ${p.chartTtl ? `the chart's ttlSecondsAfterFinished kept` : `ttlSecondsAfterFinished ${ttl ?? 'removed (never)'}`}`)

@@ -12,11 +12,12 @@ import type { JobRecord } from '../kube/job-record.ts'
 import type { Plan, PlannedJob } from '../plan/plan.ts'
 import type { Problem } from '../plan/policy.ts'
 import { ageSeconds, jobStatus } from '../plan/predicates.ts'
-import { formatDuration } from '../settings/duration.ts'
+import { formatDuration } from '../text/duration.ts'
 import type { Settings } from '../settings/settings.ts'
+import { someNames } from '../text/shorten.ts'
 import { CANCELLED, deleteAction, isUnreachable, stoppedBy, ttlAction, UNREACHABLE, type ActionContext } from './actions.ts'
 import { outcome, type ExecuteContext, type JobOutcome, type RunResult } from './outcome.ts'
-import { someNames, startProgress } from './progress.ts'
+import { startProgress } from './progress.ts'
 import { StartPoller } from './start-poll.ts'
 
 // Kubernetes' own finalizers, which its controllers remove; any other one belongs to someone else.
@@ -105,10 +106,10 @@ export async function execute(plan: Plan, client: JobsClient, settings: Settings
   const watches = new Watches(client, plan, clock, ctx.signal)
   const starts = new StartPoller(client, settings.stuckAfterSeconds, undefined, clock)
   const outcomes = new Map<string, JobOutcome>(plan.jobs.filter((p) => p.action === 'keep').map((p) => [key(p), outcome(p, 'kept')]))
-  const run = { actions, queue, watches, starts, outcomes, settings, plan, result }
+  const execution = { actions, queue, watches, starts, outcomes, settings, plan, result }
   try {
-    if (plan.phase === 'post') await post(run)
-    else if (!(await prune(run))) return cancelled(result, ctx)
+    if (plan.phase === 'post') await post(execution)
+    else if (!(await prune(execution))) return cancelled(result, ctx)
   } finally {
     starts.stop()
     watches.stop()
@@ -138,7 +139,8 @@ function cancelled(result: RunResult, ctx: ExecuteContext): RunResult {
   return result
 }
 
-interface Run {
+/** One plan's execution: its queue, watches and outcomes so far, shared by the steps of a phase. */
+interface Execution {
   actions: ActionContext
   queue: PQueue
   watches: Watches
@@ -151,19 +153,19 @@ interface Run {
 }
 
 /** Runs `action` for each Job on the work queue, recording each outcome; prints progress as `verb`. */
-async function onQueue(run: Run, jobs: PlannedJob[], verb: string, action: (p: PlannedJob) => Promise<JobOutcome>): Promise<void> {
+async function onQueue(execution: Execution, jobs: PlannedJob[], verb: string, action: (p: PlannedJob) => Promise<JobOutcome>): Promise<void> {
   if (jobs.length === 0) return
   let done = 0
-  const stop = startProgress(run.actions.info, () => `${done}/${jobs.length} ${verb}`, run.actions.clock)
+  const stop = startProgress(execution.actions.info, () => `${done}/${jobs.length} ${verb}`, execution.actions.clock)
   try {
     await Promise.all(
       jobs.map((p) =>
-        run.queue.add(async () => {
+        execution.queue.add(async () => {
           // Once the cluster is gone (or the run cancelled), the Jobs still queued are not tried.
-          const stopped = stoppedBy(run.actions)
+          const stopped = stoppedBy(execution.actions)
           const out = stopped ? outcome(p, 'kept', `${p.reason} — not attempted: ${stopped}`) : await action(p)
           done++
-          run.outcomes.set(key(p), { ...out, waited: out.waited || run.outcomes.get(key(p))?.waited === true })
+          execution.outcomes.set(key(p), { ...out, waited: out.waited || execution.outcomes.get(key(p))?.waited === true })
         })
       )
     )
@@ -173,8 +175,8 @@ async function onQueue(run: Run, jobs: PlannedJob[], verb: string, action: (p: P
 }
 
 /** Pre and sweep: wait for running Jobs (all or nothing), delete, and (pre) wait until they are gone. */
-async function prune(run: Run): Promise<boolean> {
-  const { plan, settings, watches, starts, actions, result } = run
+async function prune(execution: Execution): Promise<boolean> {
+  const { plan, settings, watches, starts, actions, result } = execution
   const toDelete = plan.jobs.filter((p) => p.action === 'delete')
   const toWait = plan.jobs.filter((p) => p.action === 'wait')
   if (toWait.length > 0) {
@@ -226,23 +228,23 @@ async function prune(run: Run): Promise<boolean> {
     for (const [i, p] of toWait.entries()) {
       const job = (settled[i] as PromiseFulfilledResult<JobRecord | undefined>).value
       const again = job && plan.redecide(job, new Date(actions.clock.now()), (actions.clock.now() - began) / 1000)
-      if (!again) run.outcomes.set(key(p), { ...outcome(p, 'gone', 'finished, and deleted by someone else while it was waited for'), waited: true })
+      if (!again) execution.outcomes.set(key(p), { ...outcome(p, 'gone', 'finished, and deleted by someone else while it was waited for'), waited: true })
       // Kept: it became a hook, or left the scope (relabelled by an operator keeping it for inspection).
-      else if (again.action !== 'delete') run.outcomes.set(key(p), { ...outcome(again, 'kept'), waited: true })
+      else if (again.action !== 'delete') execution.outcomes.set(key(p), { ...outcome(again, 'kept'), waited: true })
       else {
-        run.outcomes.set(key(p), { ...outcome(again, 'kept'), waited: true })
+        execution.outcomes.set(key(p), { ...outcome(again, 'kept'), waited: true })
         toDelete.push(again)
       }
     }
   }
-  await onQueue(run, toDelete, 'deleted or settled', (p) => deleteAction(p, actions))
-  if (plan.awaitGone) await awaitGone(run, toDelete)
+  await onQueue(execution, toDelete, 'deleted or settled', (p) => deleteAction(p, actions))
+  if (plan.awaitGone) await awaitGone(execution, toDelete)
   return true
 }
 
 /** Pre: the phase ends once every deleted Job is really gone, so the upgrade cannot meet it. */
-async function awaitGone(run: Run, deleted: PlannedJob[]): Promise<void> {
-  const { settings, watches, actions, result, outcomes } = run
+async function awaitGone(execution: Execution, deleted: PlannedJob[]): Promise<void> {
+  const { settings, watches, actions, result, outcomes } = execution
   const leaving = deleted.filter((p) => ['pruned', 'gone'].includes(outcomes.get(key(p))?.result ?? ''))
   // Deleted, but not to be seen gone from a cluster that does not answer: the run fails anyway.
   if (leaving.length === 0 || actions.down.error) return
@@ -263,7 +265,7 @@ async function awaitGone(run: Run, deleted: PlannedJob[]): Promise<void> {
             out.reason = `${out.reason} (deleted; the run was cancelled before it was seen gone)`
             return
           }
-          const stuck = await run.actions.client.getJob(p.namespace, p.name).catch(() => 'unreadable' as const)
+          const stuck = await execution.actions.client.getJob(p.namespace, p.name).catch(() => 'unreadable' as const)
           if (!(e instanceof WaitTimeout)) {
             // The watch itself failed (a 403: no time passed): read once. Gone is what was awaited.
             if (stuck === undefined) return
@@ -291,11 +293,11 @@ async function awaitGone(run: Run, deleted: PlannedJob[]): Promise<void> {
 }
 
 /** Post: every Job gets a TTL at once (running ones the upper bound); waited ones then the exact one. */
-async function post(run: Run): Promise<void> {
-  const { plan, settings, watches, starts, actions, result, outcomes } = run
+async function post(execution: Execution): Promise<void> {
+  const { plan, settings, watches, starts, actions, result, outcomes } = execution
   const act = plan.jobs.filter((p) => p.action === 'set-ttl' || p.action === 'wait')
   // First every Job gets a TTL, so none is left without one if the wait times out or is cancelled.
-  await onQueue(run, act, 'given a TTL', (p) => ttlAction(p, p.ttlSeconds ?? null, actions))
+  await onQueue(execution, act, 'given a TTL', (p) => ttlAction(p, p.ttlSeconds ?? null, actions))
   for (const p of act) if (outcomes.get(key(p))?.result === 'ttl-set') report(result, p.problem)
 
   const toWait = act.filter((p) => p.action === 'wait' && outcomes.get(key(p))?.result === 'ttl-set')
@@ -319,7 +321,7 @@ async function post(run: Run): Promise<void> {
           const again = job && plan.redecide(job, new Date(actions.clock.now()), (actions.clock.now() - began) / 1000)
           if (!again) Object.assign(out, { result: 'gone', reason: 'deleted while it was waited for' })
           else if (again.action === 'set-ttl') {
-            const exact = await run.queue.add(() => ttlAction(again, again.ttlSeconds ?? null, actions))
+            const exact = await execution.queue.add(() => ttlAction(again, again.ttlSeconds ?? null, actions))
             if (exact.result === 'ttl-set') {
               Object.assign(out, exact, { waited: true, reason: again.reason })
               report(result, again.problem)

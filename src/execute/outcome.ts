@@ -1,5 +1,6 @@
 // What executing a plan produced: one outcome per Job, plus the problems met on the way.
 import type { Clock } from '../kube/clock.ts'
+import type { Where } from '../observe/observe.ts'
 import type { PlannedJob } from '../plan/plan.ts'
 import type { JobStatus } from '../plan/predicates.ts'
 import type { Phase } from '../settings/settings.ts'
@@ -31,7 +32,8 @@ export interface JobOutcome {
 /** A phase's outcomes and problems: what the report is made from. */
 export interface RunResult {
   phase: Phase
-  namespace: string
+  /** Where the phase worked (a sweep: its namespaces, or all). */
+  namespace: Where
   dryRun: boolean
   outcomes: JobOutcome[]
   /** Problems that fail the step, each naming its Job. */
@@ -46,11 +48,17 @@ export interface RunResult {
   cancelled?: string
 }
 
-/** What the executor needs from its caller: where progress goes, and the run for Events. */
+/** The GitHub Actions workflow run job-sweeper runs in: named in Events and annotations. */
+export interface WorkflowRun {
+  url: string
+  commit?: string
+}
+
+/** What the executor needs from its caller: where progress goes, and the workflow run for Events. */
 export interface ExecuteContext {
   info: (message: string) => void
   /** The workflow run, for Events and annotations (absent outside GitHub Actions). */
-  run?: { url: string; commit?: string }
+  workflowRun?: WorkflowRun
   /** The run's cancellation: once aborted, no new delete, wait or TTL patch starts. */
   signal?: AbortSignal
   /** What waits and re-decisions are timed on (default: the machine's clock). */

@@ -1,13 +1,12 @@
-import { STATUS_CODES } from 'node:http'
-
 // client-node's errors: ApiException carries the HTTP code and a body that is a JSON string
 // (a Kubernetes Status); network failures are plain errors without a code.
+import { STATUS_CODES } from 'node:http'
 
 /**
  * The HTTP status of an API error (ApiException's `code`, a watch error's `statusCode`), or
- * undefined for network and other errors. A DOMException has a numeric `code` too (23 for the
- * TimeoutError of a request's deadline): it is no HTTP status, and taking it for one made a timed
- * out request look like a final answer, so it was never retried.
+ * undefined for network and other errors. A DOMException's numeric `code` (23 for the TimeoutError
+ * of a request's deadline) is no HTTP status: taken for one, a timed-out request would look final
+ * and never be retried.
  */
 export function statusCode(e: unknown): number | undefined {
   if (e instanceof DOMException) return undefined

@@ -114,6 +114,3 @@ export function toJobRecord(job: V1Job): JobRecord {
     appliedMetadata: appliedMetadataOf(job)
   }
 }
-
-/** namespace/name: the key of a Job in maps and messages. */
-export const jobKey = (namespace: string, name: string): string => `${namespace}/${name}`

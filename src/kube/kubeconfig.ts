@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { KubeConfig, type User } from '@kubernetes/client-node'
 import { INPUT, SettingsError, type KubeconfigInput } from '../settings/settings.ts'
+import { loadDefaultConfig } from './in-cluster.ts'
 
 /** Auth-provider config keys whose values are credentials (access-token, refresh-token, client-secret, id-token, …). */
 const SECRET_CONFIG_KEY = /token|secret|password|(^|-)key($|-)/i
@@ -78,7 +79,6 @@ function yamlErrorPlace(e: unknown): string {
   const mark = (e as { mark?: { line?: number; column?: number } }).mark
   return mark?.line === undefined ? '' : ` at line ${mark.line + 1}, column ${(mark.column ?? 0) + 1}`
 }
-import { loadDefaultConfig } from './in-cluster.ts'
 
 /** Loads the kubeconfig and selects `context`; `mask` is called with every secret value. */
 export function loadKubeConfig(input: KubeconfigInput | undefined, context: string | undefined, mask: (secret: string) => void): KubeConfig {

@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto'
 import { hostname } from 'node:os'
 import type { V1Lease, V1MicroTime } from '@kubernetes/client-node'
-import { formatDuration } from '../settings/duration.ts'
+import { formatDuration } from '../text/duration.ts'
 import type { Scope } from '../settings/settings.ts'
 import { realClock, type Clock } from './clock.ts'
 import type { ClusterObjects } from './objects.ts'

@@ -8,7 +8,7 @@
 import type { V1Job } from '@kubernetes/client-node'
 import type { DryRunMethod, JobsClient } from '../kube/client.ts'
 import type { ManifestDifference } from '../plan/plan.ts'
-import { replacementFor } from './manifest.ts'
+import { cut } from '../text/shorten.ts'
 import { summarizeChanges, templateDiff } from './template-diff.ts'
 
 /** The field manager Helm's command line writes as (Helm 4 sets it in cmd/helm). */
@@ -17,6 +17,37 @@ export const HELM_FIELD_MANAGER = 'helm'
 /** Helm server-side applied the live Job (Helm 4's default), so its next upgrade applies it again. */
 export function appliedByHelm(live: V1Job): boolean {
   return (live.metadata?.managedFields ?? []).some((m) => m.manager === HELM_FIELD_MANAGER && m.operation === 'Apply' && !m.subresource)
+}
+
+// Labels the API server generates into a Job's pod template at creation (with its selector).
+const GENERATED_TEMPLATE_LABELS = ['batch.kubernetes.io/controller-uid', 'batch.kubernetes.io/job-name', 'controller-uid', 'job-name']
+
+/**
+ * The rendered Job as a full replacement of the live one, for a server-side dry run: the API
+ * server then applies its own defaults to the rendered template and runs its own immutability
+ * check, so "identical" means exactly what the upgrade will meet. Only what the API server
+ * generated at creation (selector, controller labels) is carried over.
+ */
+function replacementFor(rendered: V1Job, live: V1Job): V1Job {
+  const liveLabels = live.spec?.template?.metadata?.labels ?? {}
+  const generated = Object.fromEntries(GENERATED_TEMPLATE_LABELS.filter((k) => liveLabels[k] !== undefined).map((k) => [k, liveLabels[k]]))
+  const template = rendered.spec?.template ?? { spec: { containers: [] } }
+  return {
+    ...rendered,
+    metadata: {
+      ...live.metadata,
+      labels: rendered.metadata?.labels,
+      annotations: { ...live.metadata?.annotations, ...rendered.metadata?.annotations },
+      managedFields: undefined,
+      // Jobs allow an update without one: the dry run must not fail because the Job changed since it was read.
+      resourceVersion: undefined
+    },
+    spec: {
+      ...rendered.spec,
+      template: { ...template, metadata: { ...template.metadata, labels: { ...template.metadata?.labels, ...generated } } },
+      selector: rendered.spec?.selector ?? live.spec?.selector
+    }
+  } as V1Job
 }
 
 /** The dry run the upgrade's write corresponds to, and the body to send. */
@@ -37,9 +68,9 @@ const STATUS_WORDS: Record<number, string> = {
 /** The longest detail of a conflict shown in the summary; the log has the API server's message. */
 const MAX_DETAIL = 160
 
-function cut(text: string): string {
-  const one = text.replace(/\s*\n\s*-?\s*/g, ' ').trim()
-  return one.length > MAX_DETAIL ? `${one.slice(0, MAX_DETAIL - 1)}…` : one
+/** A conflict's message on one line (the API server lists the fields one per line), cut to MAX_DETAIL. */
+function oneLine(text: string): string {
+  return cut(text.replace(/\s*\n\s*-?\s*/g, ' ').trim(), MAX_DETAIL)
 }
 
 /** Why the dry run could not tell, in a few words: `403 Forbidden`, `admission webhook "policy.example" …`. */
@@ -73,7 +104,7 @@ export async function compareWithRendered(
     return { kind: 'differs', detail: changes.length > 0 ? summarizeChanges(changes) : 'the API server refuses the change (see the log)' }
   }
   if (answer.status === 409 && method !== 'replace') {
-    return { kind: 'conflict', detail: cut(answer.message.replace(/^Apply failed with \d+ conflicts?: /, '')) }
+    return { kind: 'conflict', detail: oneLine(answer.message.replace(/^Apply failed with \d+ conflicts?: /, '')) }
   }
   return { kind: 'unknown', detail: whyUnknown(answer.status, answer.message) }
 }

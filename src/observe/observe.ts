@@ -9,6 +9,17 @@ import { INPUT, type Settings } from '../settings/settings.ts'
 import { compareWithRendered } from './compare.ts'
 import { neverStarted } from './pod-start.ts'
 
+/** Every namespace: where a sweep with all-namespaces works. Never a namespace's name; see whereWords. */
+export const ALL_NAMESPACES: unique symbol = Symbol('all namespaces')
+
+/** Where a phase works: its namespace (pre, post), a sweep's namespaces (`a, b`), or ALL_NAMESPACES. */
+export type Where = string | typeof ALL_NAMESPACES
+
+/** Where, in words: the namespace or namespaces, or `all namespaces`. */
+export function whereWords(where: Where): string {
+  return where === ALL_NAMESPACES ? 'all namespaces' : where
+}
+
 /** The namespace this run works in: the input, else the kubeconfig context's, else default. */
 export function targetNamespace(settings: Settings, client: JobsClient): string {
   return settings.namespace ?? client.defaultNamespace
@@ -76,7 +87,7 @@ export async function observeSweep(client: JobsClient, settings: Settings, onPag
   const jobs = listings.flatMap((l) => l.jobs)
   // Sweeps never wait, so they need no resourceVersions to watch from.
   return {
-    namespace: settings.allNamespaces ? 'all namespaces' : namespaces.join(', '),
+    namespace: settings.allNamespaces ? ALL_NAMESPACES : namespaces.join(', '),
     jobs,
     manifest: sweepManifest(settings),
     listed: onPage ? listed : jobs.length

@@ -4,7 +4,8 @@
 // Pure: the pods, the clock and the minimum age are parameters.
 import type { V1ContainerStateTerminated, V1ContainerStatus, V1Pod } from '@kubernetes/client-node'
 import type { JobRecord } from '../kube/job-record.ts'
-import { formatDuration } from '../settings/duration.ts'
+import { formatDuration } from '../text/duration.ts'
+import { cut } from '../text/shorten.ts'
 
 /** Waiting reasons of a container whose image cannot be pulled: the reason is shown with the image. */
 const IMAGE_REASONS = new Set(['ErrImagePull', 'ImagePullBackOff', 'InvalidImageName', 'ErrImageNeverPull', 'RegistryUnavailable', 'SignatureValidationFailed'])
@@ -13,7 +14,6 @@ const PROGRESS_REASONS = new Set(['ContainerCreating', 'PodInitializing'])
 /** A message quoted in a reason is cut here (the pod has it whole). */
 const MAX_DETAIL = 200
 
-const cut = (text: string): string => (text.length > MAX_DETAIL ? `${text.slice(0, MAX_DETAIL - 1)}…` : text)
 const time = (value: Date | string | undefined): number | undefined => (value === undefined ? undefined : new Date(value).getTime())
 
 /**
@@ -63,7 +63,7 @@ function waitingError(s: V1ContainerStatus, pod: V1Pod): string | undefined {
   if (!waiting?.reason || PROGRESS_REASONS.has(waiting.reason) || waiting.reason === 'CrashLoopBackOff') return undefined
   const image = s.image || [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])].find((c) => c.name === s.name)?.image
   const detail = IMAGE_REASONS.has(waiting.reason) ? image : waiting.message
-  return detail ? `${waiting.reason} (${cut(detail)})` : waiting.reason
+  return detail ? `${waiting.reason} (${cut(detail, MAX_DETAIL)})` : waiting.reason
 }
 
 /**
@@ -73,7 +73,7 @@ function waitingError(s: V1ContainerStatus, pod: V1Pod): string | undefined {
 function unschedulable(pod: V1Pod): string | undefined {
   const c = pod.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'False')
   if (!c) return undefined
-  return cut((c.message ?? c.reason ?? 'Unschedulable').split(/\.\s/)[0].replace(/\.$/, ''))
+  return cut((c.message ?? c.reason ?? 'Unschedulable').split(/\.\s/)[0].replace(/\.$/, ''), MAX_DETAIL)
 }
 
 const terminal = (pod: V1Pod): boolean => pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed' || !!pod.metadata?.deletionTimestamp
@@ -124,7 +124,7 @@ export function neverStarted(job: StartFacts, pods: V1Pod[], now: Date, stuckAft
   }
   const age = formatDuration((now.getTime() - first) / 1000)
   if (pod.status?.phase === 'Failed')
-    return `never started: pod ${pod.metadata?.name} failed (${cut(pod.status.reason ?? pod.status.message ?? 'no reason given')})`
+    return `never started: pod ${pod.metadata?.name} failed (${cut(pod.status.reason ?? pod.status.message ?? 'no reason given', MAX_DETAIL)})`
   const waiting = pod.status?.containerStatuses?.find((s) => s.state?.waiting?.reason)?.state?.waiting?.reason
   return `never started: Pending for ${age}${waiting ? ` (${waiting})` : ''}`
 }

@@ -3,6 +3,7 @@
 // the API server's verdict (the dry run decides), so it errs on the side of saying less: a field
 // only the live Job has is skipped when the API server may have filled it in by default.
 import type { V1PodTemplateSpec } from '@kubernetes/client-node'
+import { cut } from '../text/shorten.ts'
 
 /** Fields the API server defaults: absent from the rendered template, present on the live one, they are no change. */
 const DEFAULTED = new Set([
@@ -44,7 +45,7 @@ function show(value: Json): string {
     : isObject(value)
       ? JSON.stringify(value)
       : String(value)
-  return text.length > MAX_VALUE ? `${text.slice(0, MAX_VALUE - 1)}…` : text
+  return cut(text, MAX_VALUE)
 }
 
 /** `registry.example/ledger:1.1 → 1.2` when only the tag changed; both in full otherwise. */

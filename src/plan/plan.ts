@@ -1,9 +1,11 @@
-// The pre-upgrade plan: for each Job in scope, what to do and why, in words a user reads in the
-// summary. Pure: it imports neither @actions/core nor the Kubernetes client, and the clock is a
-// parameter, so every rule is testable in a table.
+// The plan: for each Job in scope, what to do and why, in words a user reads in the summary; the
+// types and the planner every phase shares, and the pre phase's decisions (post's and the sweep's
+// are in retention.ts). Pure: it imports neither @actions/core nor the Kubernetes client, and the
+// clock is a parameter, so every rule is testable in a table.
 import type { JobRecord } from '../kube/job-record.ts'
+import type { Where } from '../observe/observe.ts'
 import type { HarvestLogs, Phase } from '../settings/settings.ts'
-import { formatDuration } from '../settings/duration.ts'
+import { formatDuration } from '../text/duration.ts'
 import { matchesSelector } from '../settings/selector.ts'
 import type { PlanPolicy, Problem } from './policy.ts'
 import { ageSeconds, belongsToRelease, finishedAt, hookAnnotation, isFinished, jobStatus, managedElsewhere, type JobStatus } from './predicates.ts'
@@ -64,8 +66,8 @@ export interface ManifestDifference {
 
 /** What observe() saw: the candidate Jobs, and for manifest scope, the rendered Jobs' verdicts. */
 export interface Observed {
-  /** The namespace worked in (sweep: the namespaces, for the summary). */
-  namespace: string
+  /** The namespace worked in (sweep: the namespaces, or all, for the summary). */
+  namespace: Where
   /** Jobs in the namespace(s) (already narrowed by the label selector, if any). */
   jobs: JobRecord[]
   /** With `manifest`: Job name → undefined if the upgrade can keep the live Job as it is, else how it differs. */
@@ -80,7 +82,7 @@ export interface Observed {
 export interface Plan {
   phase: Phase
   /** Where, for the summary: a namespace, a list of them, or all namespaces. */
-  namespace: string
+  namespace: Where
   jobs: PlannedJob[]
   resourceVersions: Record<string, string>
   /** Pre: the phase ends only once every deleted Job is gone, so the upgrade cannot meet it. */
@@ -92,11 +94,15 @@ export interface Plan {
   redecide: (job: JobRecord, now: Date, waitedSeconds?: number) => PlannedJob
 }
 
+/** The namespace of a Job that names none: the one worked in ('' for a sweep of all namespaces, whose Jobs all name theirs). */
+const namespaceIn = (observed: Observed): string => (typeof observed.namespace === 'string' ? observed.namespace : '')
+
 /** Why the Job is not one the settings' scope names (every given scope field must match), or undefined if it is. */
 export function outOfScope(job: JobRecord, observed: Observed, settings: PlanPolicy): string | undefined {
   const name = job.metadata?.name ?? ''
   const { release, jobs, selector } = settings.scope
-  if (release !== undefined && !belongsToRelease(job, release, job.metadata?.namespace ?? observed.namespace)) return `not annotated as of release ${release}`
+  if (release !== undefined && !belongsToRelease(job, release, job.metadata?.namespace ?? namespaceIn(observed)))
+    return `not annotated as of release ${release}`
   if (jobs !== undefined && !jobs.includes(name)) return 'not one of the Jobs named in jobs'
   if (observed.manifest !== undefined && !observed.manifest.has(name)) return 'not rendered by the manifest'
   // The list applied the selector already; a fresh copy (after a wait, after a 409) may have been relabelled since.
@@ -172,7 +178,7 @@ function facts(job: JobRecord, observed: Observed, now: Date): PlannedJob {
   const finished = finishedAt(job)
   const status = jobStatus(job)
   return {
-    namespace: job.metadata?.namespace ?? observed.namespace,
+    namespace: job.metadata?.namespace ?? namespaceIn(observed),
     name: job.metadata?.name ?? '',
     uid: job.metadata?.uid ?? '',
     resourceVersion: job.metadata?.resourceVersion ?? '',

@@ -1,7 +1,7 @@
 // Retention by outcome — a short ttl for succeeded Jobs, a longer failure-grace for failed ones —
 // for the post phase (which sets it on new Jobs) and the sweep phase (which enforces it). Pure.
 import type { JobRecord } from '../kube/job-record.ts'
-import { formatDuration, parseDuration } from '../settings/duration.ts'
+import { formatDuration, parseDuration } from '../text/duration.ts'
 import type { PlanPolicy, Problem } from './policy.ts'
 import { KeepLast } from './keep-last.ts'
 import { jobStatus } from './predicates.ts'
@@ -44,12 +44,6 @@ export function recordedRetention(job: JobRecord, outcome: 'succeeded' | 'failed
     return { retention: retentionOf(outcome, settings), source: `the input: its annotation ${key} '${job.metadata?.annotations?.[key]}' is not a duration` }
   }
   return { retention: fromAnnotation, source: 'its annotation' }
-}
-
-/** The upper bound for a Job still running: the larger of the two retentions (never wins). */
-export function upperBound(settings: PlanPolicy): Retention {
-  if (settings.ttlSeconds === null || settings.failureGraceSeconds === null) return null
-  return Math.max(settings.ttlSeconds, settings.failureGraceSeconds)
 }
 
 /** "1h (40m left)", "1h (expired 5m ago)", "never". */

@@ -3,6 +3,7 @@
 import { mkdir, open, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { RunResult } from '../execute/outcome.ts'
+import { whereWords } from '../observe/observe.ts'
 import { INPUT, SettingsError } from '../settings/settings.ts'
 
 /**
@@ -32,7 +33,7 @@ export async function writeReportFile(result: RunResult, logsDir: string): Promi
   const file = join(logsDir, `job-sweeper-${result.phase}.json`)
   const handle = await open(file, 'w', 0o600)
   try {
-    const head = { phase: result.phase, namespace: result.namespace, dryRun: result.dryRun }
+    const head = { phase: result.phase, namespace: whereWords(result.namespace), dryRun: result.dryRun }
     await handle.write(`${JSON.stringify(head).slice(0, -1)},\n"jobs": [`)
     const { outcomes } = result
     for (let i = 0; i < outcomes.length; i += JOBS_PER_WRITE) {

@@ -1,6 +1,6 @@
 // The summary's first line: the run's outcome in words, read at a glance. Pure.
 import type { JobOutcome, OutcomeKind, RunResult } from '../execute/outcome.ts'
-import { someNames } from '../execute/progress.ts'
+import { cut, someNames } from '../text/shorten.ts'
 
 /** The headline: ✅ and the counts, or ❌ and what went wrong first; `counts` also stands under a ❌. */
 export interface Headline {
@@ -58,8 +58,6 @@ export function countsOf(result: RunResult): string {
 
 const waitedCount = (outcomes: JobOutcome[]): number => outcomes.filter((o) => o.waited).length
 
-const cut = (text: string): string => (text.length > MAX_QUOTED ? `${text.slice(0, MAX_QUOTED - 1)}…` : text)
-
 /** Why nothing was deleted: the Jobs that blocked the run, and what held them. */
 function blockedText(blocked: JobOutcome[]): string {
   const names = someNames(blocked.map((o) => o.name))
@@ -74,12 +72,12 @@ export function headlineOf(result: RunResult): Headline {
   const warned = result.warnings.length > 0 ? ` · ⚠️ ${result.warnings.length} warning${result.warnings.length === 1 ? '' : 's'}` : ''
   if (result.outcomes.length === 0 && result.errors.length === 0) return { ok: true, text: '✅ No Jobs in scope: nothing to do.', counts: '' }
   // Cancelled comes first: whatever else went wrong, the run did not finish.
-  if (result.cancelled !== undefined) return { ok: false, text: `❌ ${cut(result.cancelled)}`, counts }
+  if (result.cancelled !== undefined) return { ok: false, text: `❌ ${cut(result.cancelled, MAX_QUOTED)}`, counts }
   const blocked = result.outcomes.filter((o) => o.result === 'blocked')
   if (blocked.length > 0) return { ok: false, text: `❌ ${blockedText(blocked)}`, counts }
   if (result.errors.length > 0) {
     const more = result.errors.length > 1 ? ` (and ${result.errors.length - 1} more below)` : ''
-    return { ok: false, text: `❌ ${result.errors.length} failed: ${cut(result.errors[0])}${more}`, counts }
+    return { ok: false, text: `❌ ${result.errors.length} failed: ${cut(result.errors[0], MAX_QUOTED)}${more}`, counts }
   }
   return { ok: true, text: `✅ ${counts}${warned}`, counts }
 }

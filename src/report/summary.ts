@@ -1,6 +1,7 @@
 // Report, pure: a run's outcomes as job-summary Markdown and as the action's outputs.
 import type { JobOutcome, OutcomeKind, RunResult } from '../execute/outcome.ts'
-import { formatDuration } from '../settings/duration.ts'
+import { ALL_NAMESPACES, whereWords } from '../observe/observe.ts'
+import { formatDuration } from '../text/duration.ts'
 import { headlineOf, type Headline } from './headline.ts'
 import { escapeHtml, escapeMarkdown } from './markdown.ts'
 
@@ -59,8 +60,8 @@ function outcomeWords(o: JobOutcome, phase: RunResult['phase']): string {
 const toOutput = (o: JobOutcome): OutputJob => ({ namespace: o.namespace, name: o.name, status: o.status, reason: o.reason })
 
 function where(result: RunResult): string {
-  if (result.phase !== 'sweep') return `namespace ${result.namespace}`
-  return result.namespace === 'all namespaces' ? 'all namespaces' : `namespaces ${result.namespace}`
+  if (result.phase !== 'sweep') return `namespace ${whereWords(result.namespace)}`
+  return result.namespace === ALL_NAMESPACES ? 'all namespaces' : `namespaces ${result.namespace}`
 }
 
 /** The two largest units of a duration: 2m5s, 1d3h. */

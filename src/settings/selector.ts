@@ -5,6 +5,8 @@
 // implements this grammar, and it is small — requirements separated by commas, each `key`,
 // `!key`, `key=v`, `key==v`, `key!=v`, `key in (v1,v2)`, `key notin (v1,v2)`, `key>n` or `key<n`.
 
+import { labelKeyProblem, labelValueProblem } from './names.ts'
+
 type Token = { kind: 'id' | 'op' | 'end'; text: string }
 
 const OPERATORS = ['!=', '==', '!', '=', '(', ')', ',', '>', '<'] // longest first
@@ -31,27 +33,6 @@ function tokenize(text: string): Token[] {
   }
   tokens.push({ kind: 'end', text: '' })
   return tokens
-}
-
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/
-const NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/
-
-/** Why `key` is not a label key (an optional DNS-subdomain prefix and '/', then a name), if it is not. */
-export function labelKeyProblem(key: string): string | undefined {
-  const parts = key.split('/')
-  const name = parts[parts.length - 1]
-  if (parts.length > 2) return `label key '${key}' has more than one '/'`
-  if (parts.length === 2 && (parts[0] === '' || parts[0].length > 253 || !DNS_SUBDOMAIN.test(parts[0])))
-    return `the prefix of label key '${key}' must be a DNS subdomain (lowercase letters, digits, '-' and '.')`
-  if (name.length > 63 || !NAME.test(name))
-    return `label key '${key}' must be at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit`
-  return undefined
-}
-
-/** Why `value` is not a label value (empty, or at most 63 letters, digits, '-', '_', '.'), if it is not. */
-export function labelValueProblem(value: string): string | undefined {
-  if (value === '' || (value.length <= 63 && NAME.test(value))) return undefined
-  return `label value '${value}' must be at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit`
 }
 
 const shown = (t: Token): string => (t.kind === 'end' ? 'the end' : `'${t.text}'`)

@@ -5,10 +5,11 @@ import { existsSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { V1Job } from '@kubernetes/client-node'
-import { renderedJobs } from '../observe/manifest.ts'
-import { formatDuration, parseDuration } from './duration.ts'
+import { formatDuration, parseDuration } from '../text/duration.ts'
 import { INPUT, SettingsError } from './inputs.ts'
 import { expandHome, readKubeconfigInput, type KubeconfigInput } from './kubeconfig-input.ts'
+import { renderedJobs } from './manifest.ts'
+import { isDnsLabel, isDnsSubdomain, labelKeyProblem } from './names.ts'
 import { selectorProblem } from './selector.ts'
 import { parseSize } from './size.ts'
 
@@ -194,13 +195,10 @@ function list(read: ReadInput, name: string, what: string): string[] {
   return items
 }
 
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/
-
 function namespaceList(read: ReadInput, phase: Phase): string[] {
   const namespaces = list(read, INPUT.namespace, 'namespace names')
   for (const ns of namespaces) {
-    if (!DNS_LABEL.test(ns) || ns.length > 63)
+    if (!isDnsLabel(ns))
       throw new SettingsError(
         `Invalid ${INPUT.namespace} '${ns}': expected a namespace name (at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit)`
       )
@@ -233,11 +231,10 @@ function manifestJobs(path: string, env: NodeJS.ProcessEnv, files: SettingsFiles
 function scopeOf(read: ReadInput): Scope {
   const jobs = list(read, INPUT.jobs, 'Job names')
   for (const job of jobs) {
-    if (!DNS_SUBDOMAIN.test(job) || job.length > 253)
-      throw new SettingsError(`Invalid ${INPUT.jobs} '${job}': expected a Job name (lowercase letters, digits, '-' and '.')`)
+    if (!isDnsSubdomain(job)) throw new SettingsError(`Invalid ${INPUT.jobs} '${job}': expected a Job name (lowercase letters, digits, '-' and '.')`)
   }
   const release = optional(read, INPUT.release)
-  if (release !== undefined && (!DNS_SUBDOMAIN.test(release) || release.length > 53))
+  if (release !== undefined && !isDnsSubdomain(release, 53))
     throw new SettingsError(`Invalid ${INPUT.release} '${release}': expected a Helm release name (at most 53 lowercase letters, digits, '-' and '.')`)
   const selector = optional(read, INPUT.selector)
   const problem = selector === undefined ? undefined : selectorProblem(selector)
@@ -255,9 +252,6 @@ function scopeOf(read: ReadInput): Scope {
 /** The most Jobs keep-last keeps per group. */
 export const MAX_KEEP_LAST = 1000
 
-const LABEL_PREFIX = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/
-const LABEL_NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/
-
 /** keep-last and group-by: a count (0: off), and a label key that only means something with it. */
 function keepLastOf(read: ReadInput): Pick<Settings, 'keepLast' | 'groupBy'> {
   const value = read(INPUT.keepLast).trim()
@@ -266,9 +260,7 @@ function keepLastOf(read: ReadInput): Pick<Settings, 'keepLast' | 'groupBy'> {
   const keepLast = value === '' ? 0 : Number(value)
   const groupBy = optional(read, INPUT.groupBy)
   if (groupBy === undefined) return { keepLast }
-  const slash = groupBy.lastIndexOf('/')
-  const [prefix, name] = slash < 0 ? [undefined, groupBy] : [groupBy.slice(0, slash), groupBy.slice(slash + 1)]
-  if ((prefix !== undefined && (!LABEL_PREFIX.test(prefix) || prefix.length > 253)) || !LABEL_NAME.test(name) || name.length > 63)
+  if (labelKeyProblem(groupBy) !== undefined)
     throw new SettingsError(`Invalid ${INPUT.groupBy} '${groupBy}': expected a label key like app.kubernetes.io/name or team`)
   if (keepLast === 0)
     throw new SettingsError(`Invalid ${INPUT.groupBy} '${groupBy}' without ${INPUT.keepLast}: expected ${INPUT.keepLast} too, whose groups it chooses`)

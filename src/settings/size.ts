@@ -10,11 +10,3 @@ export function parseSize(text: string): number | undefined {
   const bytes = Number(m[1]) * UNIT_BYTES[m[2] ?? '']
   return Number.isSafeInteger(bytes) ? bytes : undefined
 }
-
-/** A size for people: 10 MiB, 512 KiB, 100 bytes. */
-export function formatSize(bytes: number): string {
-  for (const unit of ['Ti', 'Gi', 'Mi', 'Ki']) {
-    if (bytes >= UNIT_BYTES[unit] && bytes % UNIT_BYTES[unit] === 0) return `${bytes / UNIT_BYTES[unit]} ${unit}B`
-  }
-  return `${bytes} bytes`
-}

@@ -21,6 +21,7 @@ import { Agent, request as httpsRequest } from 'node:https'
 import { createServer as createNetServer, type Server, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { createSecureContext, type SecureContext, TLSSocket } from 'node:tls'
 import { KubeConfig } from '@kubernetes/client-node'
 import { StreamCutter } from './cut.ts'
@@ -51,8 +52,6 @@ export interface FaultProxyOptions {
   /** Seed of the generator behind rules' `probability` (default: random). */
   seed?: number
 }
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
 
 export class FaultProxy {
   /** https://127.0.0.1:<port> of the proxy. */

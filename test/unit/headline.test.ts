@@ -2,6 +2,7 @@
 // (not what was planned), when each Job finished and where its logs are.
 import type { HarvestedLogs } from '../../src/execute/logs.ts'
 import type { JobOutcome, RunResult } from '../../src/execute/outcome.ts'
+import { ALL_NAMESPACES } from '../../src/observe/observe.ts'
 import { buildReport, summarize } from '../../src/report/summary.ts'
 import { renderText } from '../../src/report/text.ts'
 
@@ -95,6 +96,15 @@ test('the Logs column counts the containers that never ran (they have a note, no
     'prod/b/ (2 files; 2 container(s) never ran)',
     'prod/c/ (1 container(s) never ran)'
   ])
+})
+
+test("the title says where: the namespace, a sweep's namespaces, or all of them (a value of its own, not the words)", () => {
+  const title = (extra: Partial<RunResult>): string => summarize(result([], extra)).title
+  expect(title({})).toBe('job-sweeper: pre phase in namespace prod')
+  expect(title({ phase: 'sweep', namespace: 'prod, staging' })).toBe('job-sweeper: sweep phase in namespaces prod, staging')
+  expect(title({ phase: 'sweep', namespace: ALL_NAMESPACES })).toBe('job-sweeper: sweep phase in all namespaces')
+  // The words alone are no namespace list the sweep was given: they are not taken for every namespace.
+  expect(title({ phase: 'sweep', namespace: 'all namespaces' })).toBe('job-sweeper: sweep phase in namespaces all namespaces')
 })
 
 test('the Namespace column only with several namespaces; the TTL column only in post and sweep', () => {

@@ -81,16 +81,21 @@ describe('post: what the chart applies stands', () => {
 
   test('the patch leaves out the chart’s TTL, labels and annotations, and keeps the rest', () => {
     const s = settings({ ttl: '1h', 'failure-grace': '1d' })
-    const run = { url: 'https://ci.example/run/1', commit: 'abc123' }
+    const workflowRun = { url: 'https://ci.example/run/1', commit: 'abc123' }
     const applied = { labels: ['job-sweeper.io/managed'], annotations: ['job-sweeper.io/failure-grace'] }
-    expect(retentionPatch(s, 3600, run, true, applied)).toEqual({
-      metadata: { labels: {}, annotations: { 'job-sweeper.io/ttl': '1h', 'job-sweeper.io/run-url': run.url, 'job-sweeper.io/commit': 'abc123' } }
+    expect(retentionPatch(s, 3600, workflowRun, true, applied)).toEqual({
+      metadata: { labels: {}, annotations: { 'job-sweeper.io/ttl': '1h', 'job-sweeper.io/run-url': workflowRun.url, 'job-sweeper.io/commit': 'abc123' } }
     })
     // Positive control: nothing applied by the chart → every field is written.
-    expect(retentionPatch(s, 3600, run, false)).toEqual({
+    expect(retentionPatch(s, 3600, workflowRun, false)).toEqual({
       metadata: {
         labels: { 'job-sweeper.io/managed': 'true' },
-        annotations: { 'job-sweeper.io/ttl': '1h', 'job-sweeper.io/failure-grace': '1d', 'job-sweeper.io/run-url': run.url, 'job-sweeper.io/commit': 'abc123' }
+        annotations: {
+          'job-sweeper.io/ttl': '1h',
+          'job-sweeper.io/failure-grace': '1d',
+          'job-sweeper.io/run-url': workflowRun.url,
+          'job-sweeper.io/commit': 'abc123'
+        }
       },
       spec: { ttlSecondsAfterFinished: 3600 }
     })

@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { JobOutcome } from '../../src/execute/outcome.ts'
+import { ALL_NAMESPACES } from '../../src/observe/observe.ts'
 import { writeReportFile } from '../../src/report/file.ts'
 
 const outcome = (i: number): JobOutcome => ({
@@ -21,7 +22,7 @@ test.each([0, 1, 1201])('%i Jobs: every one in order, with its logs, the errors 
   const dir = mkdtempSync(join(tmpdir(), 'job-sweeper-report-'))
   try {
     const outcomes = Array.from({ length: n }, (_, i) => outcome(i))
-    const file = await writeReportFile({ phase: 'sweep', namespace: 'all namespaces', dryRun: false, outcomes, errors: ['e1'], warnings: ['w1', 'w2'] }, dir)
+    const file = await writeReportFile({ phase: 'sweep', namespace: ALL_NAMESPACES, dryRun: false, outcomes, errors: ['e1'], warnings: ['w1', 'w2'] }, dir)
     expect(statSync(file).mode & 0o777).toBe(0o600)
     const report = JSON.parse(readFileSync(file, 'utf8')) as {
       phase: string

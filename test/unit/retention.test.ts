@@ -1,5 +1,6 @@
 // Retention by outcome, table-driven: what post sets and what sweep deletes.
-import { planPost, planSweep, upperBound } from '../../src/plan/retention.ts'
+import { ALL_NAMESPACES } from '../../src/observe/observe.ts'
+import { planPost, planSweep } from '../../src/plan/retention.ts'
 import type { JobAction } from '../../src/plan/plan.ts'
 import { parseSettings, type Settings } from '../../src/settings/settings.ts'
 import { NOW, newJob, type JobShape } from './jobs.ts'
@@ -178,13 +179,8 @@ test('sweep: a Job that never started is kept as every unfinished Job (sweep rea
 test('sweep: the release scope checks each Job against its own namespace', () => {
   const jobs = [newJob({ name: 'a', release: 'app', releaseNamespace: 'prod', finishedAgo: 999999 })]
   jobs[0].metadata!.namespace = 'staging'
-  const plan = planSweep({ namespace: 'all namespaces', jobs }, settings({ phase: 'sweep', release: 'app' }), NOW)
+  const plan = planSweep({ namespace: ALL_NAMESPACES, jobs }, settings({ phase: 'sweep', release: 'app' }), NOW)
   expect(plan.jobs).toEqual([])
-})
-
-test('upper bound: the larger retention; never if either is never', () => {
-  expect(upperBound(settings({ ttl: '1h', 'failure-grace': '2h' }))).toBe(7200)
-  expect(upperBound(settings({ ttl: 'never' }))).toBeNull()
 })
 
 describe('ownership and annotations', () => {

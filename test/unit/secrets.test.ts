@@ -2,7 +2,7 @@
 import { KubeConfig } from '@kubernetes/client-node'
 import { kubeconfigSecrets } from '../../src/kube/kubeconfig.ts'
 import type { RunResult } from '../../src/execute/outcome.ts'
-import { redactResult, runSecrets, SecretMasker } from '../../src/secrets.ts'
+import { redactResult, secretMasker, SecretMasker } from '../../src/text/secrets.ts'
 
 const pem = '-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC-KEY-LINE-1\nBKcwggSjAgEAAoIBAQC7-KEY-LINE-2\n-----END PRIVATE KEY-----\n'
 const keyData = Buffer.from(pem).toString('base64')
@@ -63,7 +63,7 @@ test('the masker replaces every registered secret, longest first, and nothing el
 })
 
 test('a run result is redacted where job-sweeper wrote the words: errors, warnings and reasons, not log tails', () => {
-  runSecrets.add('tok-RESULT-SECRET')
+  secretMasker.add('tok-RESULT-SECRET')
   const result: RunResult = {
     phase: 'pre',
     namespace: 'prod',

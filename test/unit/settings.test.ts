@@ -1,5 +1,5 @@
 // Settings: every input validated at the edge, with messages that name the input.
-import { formatDuration, parseDuration } from '../../src/settings/duration.ts'
+import { formatDuration, parseDuration } from '../../src/text/duration.ts'
 import { parseSettings, type SettingsFiles } from '../../src/settings/settings.ts'
 
 /** Files the inputs may name: path → content; a missing path reads as ENOENT. */

@@ -1,6 +1,6 @@
 // The run's secrets (every credential the kubeconfig holds) and the one way to hide them in text
 // that job-sweeper prints or writes: errors, and failed Jobs' log tails in the summary.
-import type { RunResult } from './execute/outcome.ts'
+import type { RunResult } from '../execute/outcome.ts'
 
 /** Registered secrets, and text with each of them replaced by ***. */
 export class SecretMasker {
@@ -23,12 +23,12 @@ export class SecretMasker {
   }
 }
 
-/** The secrets of this run: one process is one run (the action's step, or one CLI command). */
-export const runSecrets = new SecretMasker()
+/** The masker of this process's secrets: one process is one run (the action's step, or one CLI command). */
+export const secretMasker = new SecretMasker()
 
 /** `text` with every secret this run has found replaced by ***. */
 export function redact(text: string): string {
-  return runSecrets.redact(text)
+  return secretMasker.redact(text)
 }
 
 /**
