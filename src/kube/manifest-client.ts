@@ -47,7 +47,7 @@ export type WriteAnswer = { accepted: true; object: KubeObject } | ({ accepted: 
 /** A read's answer: the live object, absent (404), or refused (403 and other 4xx). */
 export type ReadAnswer = { found: KubeObject } | { absent: true } | { refused: Refusal }
 
-/** How the last deployed revision of a Helm release was written: Helm 4 records `ssa` or `csa`, Helm 3 nothing. */
+/** How the last deployed revision of a Helm release was written: Helm 4 records `apply_method` `ssa` or `csa`, Helm 3 nothing. */
 export type RecordedApplyMethod = { method: 'ssa' | 'csa' | '' } | { absent: true } | { refused: Refusal }
 
 /** The Helm 3 patch types: strategic merge for built-in kinds, JSON merge for the rest (custom resources). */
@@ -156,8 +156,8 @@ export class KubeManifestClient implements ManifestClient {
     if (!newest?.data?.release) return { absent: true }
     // The Secret's data is base64 of Helm's own base64 of the gzipped release JSON.
     const gzipped = Buffer.from(Buffer.from(newest.data.release, 'base64').toString(), 'base64')
-    const record = JSON.parse((await promisify(gunzip)(gzipped)).toString()) as { applyMethod?: string }
-    return { method: record.applyMethod === 'ssa' || record.applyMethod === 'csa' ? record.applyMethod : '' }
+    const record = JSON.parse((await promisify(gunzip)(gzipped)).toString()) as { apply_method?: string }
+    return { method: record.apply_method === 'ssa' || record.apply_method === 'csa' ? record.apply_method : '' }
   }
 
   dryRunCreate(resource: ApiResource, namespace: string | undefined, object: KubeObject, fieldManager: string): Promise<WriteAnswer> {

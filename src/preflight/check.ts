@@ -41,13 +41,44 @@ async function look(client: ManifestClient, object: KubeObject, defaultNamespace
   return { object, resource, namespace, read }
 }
 
+/**
+ * The object as Helm writes it: Helm adds its label and annotations to every object of the release
+ * (pkg/action/validate.go setMetadataVisitor), which `helm template` leaves out; without them the
+ * dry run would remove them, a change the upgrade never makes. The release is the input's, else
+ * the one the live object's annotations name.
+ */
+function asHelmWrites(
+  object: KubeObject,
+  namespace: string | undefined,
+  live: KubeObject | undefined,
+  release: string | undefined,
+  releaseNamespace: string
+): KubeObject {
+  const annotations = live?.metadata?.annotations ?? {}
+  const name = release ?? annotations['meta.helm.sh/release-name']
+  const metadata = { ...object.metadata, namespace }
+  if (name === undefined) return { ...object, metadata }
+  return {
+    ...object,
+    metadata: {
+      ...metadata,
+      labels: { ...object.metadata?.labels, 'app.kubernetes.io/managed-by': 'Helm' },
+      annotations: {
+        ...object.metadata?.annotations,
+        'meta.helm.sh/release-name': name,
+        'meta.helm.sh/release-namespace': release !== undefined ? releaseNamespace : (annotations['meta.helm.sh/release-namespace'] ?? releaseNamespace)
+      }
+    }
+  }
+}
+
 /** The dry run of the write the upgrade makes, and its verdict. */
-async function dryRun(client: ManifestClient, looked: Looked, mode: ReleaseMode): Promise<{ write: Write; verdict: Verdict }> {
+async function dryRun(client: ManifestClient, looked: Looked, mode: ReleaseMode, options: CheckOptions): Promise<{ write: Write; verdict: Verdict }> {
   const { resource, namespace, read } = looked
   if (looked.verdict || !resource || !read) return { write: 'none', verdict: looked.verdict ?? { kind: 'not-checked', why: 'not read' } }
-  // The body names the namespace it is written to, as Helm's does.
-  const object: KubeObject = { ...looked.object, metadata: { ...looked.object.metadata, namespace } }
   const live = 'found' in read ? read.found : undefined
+  // The body names the namespace it is written to, as Helm's does.
+  const object = asHelmWrites(looked.object, namespace, live, options.release, options.namespace)
   let write: Write
   let answer: WriteAnswer
   if (!live) {
@@ -77,7 +108,7 @@ export async function checkRelease(client: ManifestClient, objects: KubeObject[]
   const verdicts = await Promise.all(
     looked.map((l) =>
       queue.add(async (): Promise<ObjectVerdict> => {
-        const { write, verdict } = await dryRun(client, l, mode)
+        const { write, verdict } = await dryRun(client, l, mode, options)
         const apiVersion = l.object.apiVersion ?? ''
         const kind = l.object.kind ?? ''
         return {

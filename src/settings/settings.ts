@@ -291,13 +291,13 @@ export function parseSettings(read: ReadInput, env: NodeJS.ProcessEnv = process.
   if (allNamespaces && phase !== 'sweep') throw new SettingsError(`Invalid ${INPUT.allNamespaces} 'true': only phase: sweep works across namespaces`)
   if (allNamespaces && namespaces.length > 0)
     throw new SettingsError(`Invalid ${INPUT.allNamespaces} 'true' with ${INPUT.namespace} '${namespaces.join(', ')}': expected one of them, not both`)
+  if (phase === 'preflight' && optional(read, INPUT.manifest) === undefined)
+    throw new SettingsError(`Invalid ${INPUT.phase} 'preflight' without ${INPUT.manifest}: expected ${INPUT.manifest}, the rendered release to check`)
   const scope = scopeOf(read)
   if (allNamespaces && scope.manifest !== undefined)
     throw new SettingsError(
       `Invalid ${INPUT.allNamespaces} 'true' with ${INPUT.manifest}: expected the namespaces to sweep, since the rendered Jobs' names would match Jobs of the same name in every namespace`
     )
-  if (phase === 'preflight' && scope.manifest === undefined)
-    throw new SettingsError(`Invalid ${INPUT.phase} 'preflight' without ${INPUT.manifest}: expected ${INPUT.manifest}, the rendered release to check`)
   return {
     phase,
     kubeconfig: kubeconfig === undefined ? undefined : readKubeconfigInput(kubeconfig, env, files.readText, files.exists),
