@@ -6,10 +6,11 @@
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { KubeConfig } from '@kubernetes/client-node'
 import { runAction } from './action.ts'
 import { runCli } from './bin.ts'
 import { pinnedKubernetesVersion } from './cluster/cluster.ts'
-import { eventually, helm, helmMajor, kubectl, waitForJobCondition } from './cluster/testenv.ts'
+import { eventually, helm, helmMajor, kubeConfig, kubectl, waitForJobCondition } from './cluster/testenv.ts'
 import { release, useScenario } from './scenario.ts'
 
 const scenario = useScenario('preflight')
@@ -20,8 +21,8 @@ function chartCommand(verb: 'install' | 'upgrade' | 'template', values: Record<s
   return helm(verb, release, chart, '-n', scenario.ns, ...sets, ...flags)
 }
 
-async function install(values: Record<string, string> = {}): Promise<void> {
-  const installed = chartCommand('install', values)
+async function install(values: Record<string, string> = {}, ...flags: string[]): Promise<void> {
+  const installed = chartCommand('install', values, ...flags)
   if (installed.code !== 0) throw new Error(`helm install failed: ${installed.stderr}`)
   await waitForJobCondition(scenario.ns, `${release}-migrate`, 'Complete')
 }
@@ -185,6 +186,74 @@ test('a failure on the migration Job only: exit 0, the Job listed as cleared by 
   const pre = await runCli(['pre', '--manifest', manifest, '--namespace', scenario.ns])
   expect(pre.code).toBe(0)
   expect(chartCommand('upgrade', {}).stderr).toBe('')
+})
+
+test('a release installed client-side: checked by a patch, which still meets the immutable volume size', async () => {
+  if (helmMajor() !== 4) return
+  await install({}, '--server-side=false')
+  const run = await runCli(['preflight', '--manifest', rendered({ storage: '2Gi', level: '2' }), '--namespace', scenario.ns, '--release', release, '--json'])
+  expect(run.code).toBe(1)
+  const json = JSON.parse(run.stdout) as Verdicts
+  expect(json.mode).toEqual({ write: 'patch', why: `the release record of ${release} says client-side apply: a client-side patch` })
+  expect(verdictOf(json, 'StatefulSet', 'db')).toMatchObject({
+    write: 'patch',
+    verdict: { kind: 'immutable', fields: ['spec.volumeClaimTemplates[data].spec.resources.requests.storage: 1Gi → 2Gi'] }
+  })
+  expect(verdictOf(json, 'ConfigMap', 'settings')).toMatchObject({ write: 'patch', verdict: { kind: 'changes', paths: ['data.level: 1 → 2'] } })
+  expect(verdictOf(json, 'Deployment', 'web')).toMatchObject({ write: 'patch', verdict: { kind: 'unchanged' } })
+})
+
+test('credentials that may not patch a kind or read the release record: those objects are not checked, a warning each, never a crash', async () => {
+  if (helmMajor() !== 4) return
+  await install()
+  const role = {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'Role',
+    metadata: { name: 'preflight-partial', namespace: scenario.ns },
+    rules: [
+      { apiGroups: ['', 'apps', 'batch'], resources: ['statefulsets', 'deployments', 'services', 'configmaps', 'jobs'], verbs: ['get'] },
+      { apiGroups: [''], resources: ['configmaps'], verbs: ['patch'] }
+    ]
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'preflight-rbac-'))
+  writeFileSync(join(dir, 'role.json'), JSON.stringify(role))
+  expect(kubectl('apply', '-f', join(dir, 'role.json')).stderr).toBe('')
+  expect(kubectl('create', 'serviceaccount', 'checker', '-n', scenario.ns).code).toBe(0)
+  expect(
+    kubectl('create', 'rolebinding', 'preflight-partial', '-n', scenario.ns, '--role=preflight-partial', `--serviceaccount=${scenario.ns}:checker`).code
+  ).toBe(0)
+  const token = kubectl('create', 'token', 'checker', '-n', scenario.ns, '--duration', '1h').stdout.trim()
+  const cluster = kubeConfig().getCurrentCluster()
+  const kc = new KubeConfig()
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server: cluster?.server ?? '', caData: cluster?.caData }],
+    users: [{ name: 'checker', token }],
+    contexts: [{ name: 'checker', cluster: 'c', user: 'checker', namespace: scenario.ns }],
+    currentContext: 'checker'
+  })
+  writeFileSync(join(dir, 'kubeconfig'), kc.exportConfig())
+
+  const run = await runCli([
+    'preflight',
+    '--manifest',
+    rendered({ storage: '2Gi', level: '2' }),
+    '--kubeconfig',
+    join(dir, 'kubeconfig'),
+    '--release',
+    release,
+    '--json'
+  ])
+  expect(run.code).toBe(0)
+  const json = JSON.parse(run.stdout) as Verdicts & { warnings: string[] }
+  // The release record cannot be read: the field managers decide, and a warning says so.
+  expect(json.mode.write).toBe('apply')
+  expect(json.warnings).toContain(
+    `preflight could not read the release record of ${release} in ${scenario.ns} (403); the objects' field managers decide how Helm writes them`
+  )
+  expect(verdictOf(json, 'StatefulSet', 'db')?.reason).toMatch(/^not checked: our credentials may not: .* cannot patch resource "statefulsets"/)
+  expect(json.warnings.some((w) => w.startsWith(`preflight could not check StatefulSet ${scenario.ns}/${release}-db: our credentials may not`))).toBe(true)
+  // Positive control: what the credentials allow is still checked.
+  expect(verdictOf(json, 'ConfigMap', 'settings')?.verdict).toEqual({ kind: 'changes', paths: ['data.level: 1 → 2'] })
 })
 
 test('bad usage: preflight without --manifest exits 2 before the cluster is read', async () => {
