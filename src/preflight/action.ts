@@ -12,7 +12,9 @@ export async function preflightAction(settings: Settings, options: Options): Pro
   const result = await runPreflight(settings, options)
   await reportFile(result, settings.logsDir)
   for (const w of result.warnings) core.warning(w)
-  await core.summary.addRaw(renderPreflightMarkdown(result)).write()
+  // Outside a runner (no GITHUB_STEP_SUMMARY) the summary goes to the log, as report/write.ts does.
+  if (process.env.GITHUB_STEP_SUMMARY) await core.summary.addRaw(renderPreflightMarkdown(result)).write()
+  else core.info(renderPreflightMarkdown(result))
   if (preflightFailed(result)) {
     const failing = result.verdicts.filter(failsUpgrade).map((v) => `${objectName(v)}: ${reasonOf(v.verdict)}`)
     core.setFailed(`${headline(result)}\n${failing.join('\n')}`)
