@@ -20,8 +20,8 @@ export const FLOORS = [
   ['plan'],
   ['execute'],
   ['report'],
-  // One phase, start to end, and the run's cancellation.
-  ['run.ts', 'cancel.ts'],
+  // One phase, start to end, and the run's cancellation; preflight is a phase of its own, whole in its folder.
+  ['run.ts', 'cancel.ts', 'preflight'],
   // The entry points: the action, the CLI and their launcher.
   ['main.ts', 'index.ts', 'cli.ts', 'cli', 'launch']
 ]

@@ -5,6 +5,7 @@ import { parseCommandLine, usage, UsageError, type Command } from './cli/args.ts
 import { apiErrorMessage } from './kube/errors.ts'
 import { RunCancelled } from './kube/retry.ts'
 import { whereWords } from './observe/observe.ts'
+import { preflightCli } from './preflight/entry.ts'
 import { checkLogsDir, writeReportFile } from './report/file.ts'
 import { changesWords, listOutput, summarize } from './report/summary.ts'
 import { renderText } from './report/text.ts'
@@ -50,6 +51,8 @@ async function main(argv: string[]): Promise<number> {
     err(`job-sweeper: ${(signal.reason as Error).message}: no new delete, wait or TTL patch starts; releasing the Lease\n`)
   )
   try {
+    if (command.phase === 'preflight')
+      return await preflightCli(settings, command.json, out, { console: stderrConsole, mask: (secret) => secretMasker.add(secret), signal })
     // Redacted before the report file is written too (standard output and error are redacted anyway).
     const result = redactResult(await phaseOnCluster(command.phase, settings, { console: stderrConsole, mask: (secret) => secretMasker.add(secret), signal }))
     const reportFile = await writeReportFile(result, settings.logsDir).catch((e: unknown) => {

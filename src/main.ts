@@ -7,6 +7,7 @@ import { runCancellation } from './cancel.ts'
 import type { WorkflowRun } from './execute/outcome.ts'
 import { apiErrorMessage } from './kube/errors.ts'
 import { RunCancelled } from './kube/retry.ts'
+import { preflightAction } from './preflight/action.ts'
 import { checkLogsDir } from './report/file.ts'
 import { changesWords } from './report/summary.ts'
 import { writeFailure, writeNoOutcomes, writeReport } from './report/write.ts'
@@ -75,6 +76,7 @@ export async function actionStep(): Promise<void> {
     const phase: Phase = isPost ? 'post' : settings.phase
     phaseName = phase
     await checkLogsDir(settings.logsDir)
+    if (phase === 'preflight') return await preflightAction(settings, { console: actionsConsole, mask, signal })
     // Outside GitHub Actions no runner masks the log: what job-sweeper writes is redacted itself.
     const result = redactResult(await phaseOnCluster(phase, settings, { console: actionsConsole, mask, workflowRun: workflowRun(), signal }))
     const succeeded = result.errors.length === 0

@@ -149,6 +149,9 @@ async function observePlanExecute(phase: Phase, settings: Settings, client: Jobs
       plan = planner.plan(await observed(out, what, () => observeSweep(client, settings, (page) => planner.add(page))))
       break
     }
+    case 'preflight':
+      // Plans nothing: it runs through src/preflight/phase.ts, from main.ts and cli.ts.
+      throw new Error('preflight is not a Job phase')
   }
   const release = settings.scope.release
   const noRelease =

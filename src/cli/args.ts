@@ -121,6 +121,8 @@ Commands:
   pre     before helm upgrade: clear the Jobs that would make it fail (wait, save logs, delete)
   post    after the deployment: give the Jobs TTLs by outcome (ttl, failure-grace)
   sweep   delete finished Jobs whose retention expired, across namespaces
+  preflight  will helm upgrade apply? dry-runs every object of --manifest against the cluster,
+          changes nothing (exit 0: it would, once pre has cleared its Jobs; 1: it would fail)
 
 Run 'job-sweeper <command> --help' for its flags.
 Exit codes: 0 done, 1 failed, 2 bad usage.
@@ -170,7 +172,25 @@ Retention:
                           (groups: owning CronJob, else Helm release + name without revision)
   --group-by LABEL        group Jobs no CronJob or Helm release groups by this label
   --wait-timeout DURATION how long deletions, and waiting for another run on the same scope, may
-                          take (default 10m)`
+                          take (default 10m)`,
+  preflight: `Usage: job-sweeper preflight --manifest FILE [flags]
+
+Will helm upgrade apply? Checks every object of the rendered release (helm template output; Helm
+hooks apart) against the live cluster by a dry run of the write the upgrade will make: a create
+for a new object, Helm 4's server-side apply (field manager helm, no force) when the release was
+applied server-side, else a patch. Changes nothing. Exit 0 when the upgrade would apply once pre
+has cleared the Jobs it clears (listed as such), 1 when it would fail (failing objects first).
+
+  --manifest FILE         the rendered release (required)
+  --release NAME          the release, whose record says how Helm writes it (default: decided from
+                          the objects' field managers)
+  --kubeconfig PATH       kubeconfig file (default: KUBECONFIG, ~/.kube/config, in a pod its
+                          service account); or --kubeconfig-env NAME
+  --context NAME          kubeconfig context
+  --namespace NAME        namespace of objects the manifest names none for (default: the context's)
+  --concurrency N         objects checked at once, 1 to 64 (default 8)
+  --logs-dir DIR          where the report file job-sweeper-preflight.json goes
+  --json                  print every object's verdict as JSON on standard output`
 }
 
 export function usage(phase?: Phase): string {

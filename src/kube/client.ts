@@ -22,6 +22,7 @@ import type {
   SavedLog,
   WatchHandler
 } from './jobs-client.ts'
+import { KubeManifestClient, type ManifestClient } from './manifest-client.ts'
 import { KubeClusterObjects, type ClusterObjects } from './objects.ts'
 import { streamLog, type LogQuery } from './log-stream.ts'
 import { Rest, seg, type Method, type RestOptions } from './rest.ts'
@@ -101,6 +102,15 @@ export class KubeJobsClient implements JobsClient {
 
   get requests(): number {
     return this.sent
+  }
+
+  /** Preflight's client for objects of any kind, over this client's rate limiter, retries and request count. */
+  manifestClient(): ManifestClient {
+    return new KubeManifestClient(
+      (what, attempt) => this.call(what, attempt),
+      (method, path, options) => this.send(method, path, options),
+      this.defaultNamespace
+    )
   }
 
   /**

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { V1Job } from '@kubernetes/client-node'
 import { formatDuration, parseDuration } from '../text/duration.ts'
+import { renderedRelease, type RenderedRelease } from './rendered-release.ts'
 import { INPUT, SettingsError } from './inputs.ts'
 import { expandHome, readKubeconfigInput, type KubeconfigInput } from './kubeconfig-input.ts'
 import { renderedJobs } from './manifest.ts'
@@ -16,8 +17,8 @@ import { parseSize } from './size.ts'
 export { INPUT, SettingsError } from './inputs.ts'
 export type { KubeconfigInput } from './kubeconfig-input.ts'
 
-export const PHASES = ['pre', 'post', 'sweep'] as const
-/** pre: before helm upgrade; post: after the deployment; sweep: scheduled garbage collection. */
+export const PHASES = ['pre', 'post', 'sweep', 'preflight'] as const
+/** pre: before helm upgrade; post: after the deployment; sweep: scheduled garbage collection; preflight: will the upgrade apply (changes nothing). */
 export type Phase = (typeof PHASES)[number]
 
 export const ON_RUNNING = ['wait', 'delete', 'fail'] as const
@@ -74,6 +75,8 @@ export interface Settings {
   scope: Scope
   /** With `scope.manifest`: the batch/v1 Jobs it renders, read and parsed with the settings. */
   manifestJobs?: V1Job[]
+  /** Preflight: every object of the manifest the upgrade writes (hooks apart), read and parsed with the settings. */
+  manifestObjects?: RenderedRelease
   /** Whether Helm/Argo hook Jobs are in scope (their own delete policies manage them otherwise). */
   includeHooks: boolean
   /** What to do with a conflicting Job that is still running. */
@@ -213,6 +216,10 @@ function namespaceList(read: ReadInput, phase: Phase): string[] {
 
 /** The rendered Jobs of the manifest input, read now so that a bad file is refused before the cluster is read. */
 function manifestJobs(path: string, env: NodeJS.ProcessEnv, files: SettingsFiles): V1Job[] {
+  return parseManifest(path, env, files, renderedJobs)
+}
+
+function parseManifest<T>(path: string, env: NodeJS.ProcessEnv, files: SettingsFiles, parse: (text: string) => T): T {
   let text: string
   try {
     text = files.readText(expandHome(path, env))
@@ -222,7 +229,7 @@ function manifestJobs(path: string, env: NodeJS.ProcessEnv, files: SettingsFiles
     )
   }
   try {
-    return renderedJobs(text)
+    return parse(text)
   } catch (e) {
     throw new SettingsError(`Invalid ${INPUT.manifest} '${path}': expected YAML (helm template output); ${(e as Error).message.split('\n')[0]}`)
   }
@@ -276,6 +283,8 @@ export function parseSettings(read: ReadInput, env: NodeJS.ProcessEnv = process.
   if (allNamespaces && phase !== 'sweep') throw new SettingsError(`Invalid ${INPUT.allNamespaces} 'true': only phase: sweep works across namespaces`)
   if (allNamespaces && namespaces.length > 0)
     throw new SettingsError(`Invalid ${INPUT.allNamespaces} 'true' with ${INPUT.namespace} '${namespaces.join(', ')}': expected one of them, not both`)
+  if (phase === 'preflight' && optional(read, INPUT.manifest) === undefined)
+    throw new SettingsError(`Invalid ${INPUT.phase} 'preflight' without ${INPUT.manifest}: expected ${INPUT.manifest}, the rendered release to check`)
   const scope = scopeOf(read)
   if (allNamespaces && scope.manifest !== undefined)
     throw new SettingsError(
@@ -290,6 +299,7 @@ export function parseSettings(read: ReadInput, env: NodeJS.ProcessEnv = process.
     allNamespaces,
     scope,
     manifestJobs: scope.manifest === undefined ? undefined : manifestJobs(scope.manifest, env, files),
+    manifestObjects: scope.manifest === undefined || phase !== 'preflight' ? undefined : parseManifest(scope.manifest, env, files, renderedRelease),
     includeHooks: bool(read, INPUT.includeHooks, false),
     onRunning: oneOf(read, INPUT.onRunning, ON_RUNNING, 'wait'),
     waitTimeoutSeconds: duration(

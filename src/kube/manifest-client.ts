@@ -1,0 +1,197 @@
+// ManifestClient: what preflight needs from Kubernetes for any kind of object, beside JobsClient
+// (which is about Jobs): discovery of the kind's resource, a read of the live object, Helm's
+// release record (its apply method only), and the three dry-run writes an upgrade can make.
+// KubeManifestClient is its one real implementation, a part of the client (client.ts) through the
+// same rate limiter and retries.
+import { promisify } from 'node:util'
+import { gunzip } from 'node:zlib'
+import { apiErrorMessage, statusCode } from './errors.ts'
+import type { Call, Send } from './objects.ts'
+import { ApiError, seg } from './rest.ts'
+
+/** Any Kubernetes object, as plain JSON. */
+export interface KubeObject {
+  apiVersion?: string
+  kind?: string
+  metadata?: {
+    name?: string
+    namespace?: string
+    annotations?: Record<string, string>
+    labels?: Record<string, string>
+    resourceVersion?: string
+    managedFields?: { manager?: string; operation?: string; subresource?: string }[]
+    [key: string]: unknown
+  }
+  [key: string]: unknown
+}
+
+/** The REST resource that serves a kind in one API version. */
+export interface ApiResource {
+  /** `apps/v1`, or `v1` for the core group. */
+  apiVersion: string
+  kind: string
+  /** The resource's plural name in paths: `statefulsets`. */
+  name: string
+  namespaced: boolean
+}
+
+/** The API server refused a request: its HTTP status and body (a Status as JSON text, or plain text). */
+export interface Refusal {
+  status: number
+  body: string
+}
+
+/** A dry-run write's answer: the object as the write would leave it, or the refusal. */
+export type WriteAnswer = { accepted: true; object: KubeObject } | ({ accepted: false } & Refusal)
+
+/** A read's answer: the live object, absent (404), or refused (403 and other 4xx). */
+export type ReadAnswer = { found: KubeObject } | { absent: true } | { refused: Refusal }
+
+/** How the last deployed revision of a Helm release was written: Helm 4 records `apply_method` `ssa` or `csa`, Helm 3 nothing. */
+export type RecordedApplyMethod = { method: 'ssa' | 'csa' | '' } | { absent: true } | { refused: Refusal }
+
+/** The Helm 3 patch types: strategic merge for built-in kinds, JSON merge for the rest (custom resources). */
+export type PatchType = 'strategic' | 'merge'
+
+export interface ManifestClient {
+  /** The namespace used for an object whose manifest names none: the context's, else `default`. */
+  readonly defaultNamespace: string
+  /** The resource serving `kind` in `apiVersion`, or `not-served` when the cluster lacks the group/version or the kind; discovery is cached. */
+  resourceFor(apiVersion: string, kind: string): Promise<ApiResource | 'not-served'>
+  /** The live object. */
+  read(resource: ApiResource, namespace: string | undefined, name: string): Promise<ReadAnswer>
+  /** The apply method of the release's last deployed revision (its Secret, storage driver `secret`). */
+  releaseApplyMethod(namespace: string, release: string): Promise<RecordedApplyMethod>
+  /** `POST ?dryRun=All`, as Helm creates an object new to the release. */
+  dryRunCreate(resource: ApiResource, namespace: string | undefined, object: KubeObject, fieldManager: string): Promise<WriteAnswer>
+  /** Server-side apply, `?dryRun=All`, as Helm 4 upgrades a release it applied server-side. */
+  dryRunApply(resource: ApiResource, namespace: string | undefined, object: KubeObject, fieldManager: string, force: boolean): Promise<WriteAnswer>
+  /** A patch of type `type`, `?dryRun=All`, as Helm 3 (and Helm 4 on a client-side release) upgrades. */
+  dryRunPatch(resource: ApiResource, namespace: string | undefined, name: string, patch: object, type: PatchType, fieldManager: string): Promise<WriteAnswer>
+}
+
+const CONTENT_TYPE: Record<PatchType | 'apply', string> = {
+  strategic: 'application/strategic-merge-patch+json',
+  merge: 'application/merge-patch+json',
+  apply: 'application/apply-patch+yaml'
+}
+
+const groupPath = (apiVersion: string): string => (apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`)
+
+function objectPath(resource: ApiResource, namespace: string | undefined, name?: string): string {
+  const ns = resource.namespaced ? `/namespaces/${seg(namespace ?? '')}` : ''
+  return `${groupPath(resource.apiVersion)}${ns}/${resource.name}${name === undefined ? '' : `/${seg(name)}`}`
+}
+
+/**
+ * A refusal that is an answer, not a transient failure to retry: every 4xx, and the 500s that
+ * waiting does not change (a webhook that cannot be called, an apply body the schema refuses).
+ */
+function finalRefusal(e: unknown): Refusal | undefined {
+  const status = statusCode(e)
+  if (status === undefined) return undefined
+  const body = e instanceof ApiError ? e.body : JSON.stringify({ message: apiErrorMessage(e) })
+  if (status < 500 && status !== 429) return { status, body }
+  if (status === 500 && /failed calling webhook|failed to create typed patch object/i.test(body)) return { status, body }
+  return undefined
+}
+
+interface DiscoveryList {
+  resources?: { name: string; kind: string; namespaced: boolean }[]
+}
+
+export class KubeManifestClient implements ManifestClient {
+  readonly defaultNamespace: string
+  private readonly call: Call
+  private readonly send: Send
+  private readonly discovery = new Map<string, Promise<DiscoveryList | undefined>>()
+
+  constructor(call: Call, send: Send, defaultNamespace: string) {
+    this.call = call
+    this.send = send
+    this.defaultNamespace = defaultNamespace
+  }
+
+  resourceFor(apiVersion: string, kind: string): Promise<ApiResource | 'not-served'> {
+    let list = this.discovery.get(apiVersion)
+    if (!list) {
+      list = this.call(`discover ${apiVersion}`, () => this.send<DiscoveryList>('GET', groupPath(apiVersion))).catch((e: unknown) => {
+        // 404 with a Status (a removed version) or plain text (`404 page not found`, an unknown group).
+        if (statusCode(e) === 404) return undefined
+        throw e
+      })
+      this.discovery.set(apiVersion, list)
+    }
+    return list.then((l) => {
+      // Subresources (`deployments/scale`) serve other kinds under the same list.
+      const found = l?.resources?.find((r) => r.kind === kind && !r.name.includes('/'))
+      return found ? { apiVersion, kind, name: found.name, namespaced: found.namespaced } : 'not-served'
+    })
+  }
+
+  async read(resource: ApiResource, namespace: string | undefined, name: string): Promise<ReadAnswer> {
+    try {
+      return { found: await this.call(`read ${resource.kind} ${name}`, () => this.send<KubeObject>('GET', objectPath(resource, namespace, name))) }
+    } catch (e) {
+      const refusal = finalRefusal(e)
+      if (refusal?.status === 404) return { absent: true }
+      if (refusal) return { refused: refusal }
+      throw e
+    }
+  }
+
+  async releaseApplyMethod(namespace: string, release: string): Promise<RecordedApplyMethod> {
+    type Secrets = { items?: { metadata?: { labels?: Record<string, string> }; data?: { release?: string } }[] }
+    let list: Secrets
+    try {
+      list = await this.call(`read the release record of ${release} in ${namespace}`, () =>
+        this.send<Secrets>('GET', `/api/v1/namespaces/${seg(namespace)}/secrets`, { query: { labelSelector: `owner=helm,name=${release},status=deployed` } })
+      )
+    } catch (e) {
+      const refusal = finalRefusal(e)
+      if (refusal) return { refused: refusal }
+      throw e
+    }
+    const newest = (list.items ?? []).sort((a, b) => Number(b.metadata?.labels?.version ?? 0) - Number(a.metadata?.labels?.version ?? 0))[0]
+    if (!newest?.data?.release) return { absent: true }
+    // The Secret's data is base64 of Helm's own base64 of the gzipped release JSON.
+    const gzipped = Buffer.from(Buffer.from(newest.data.release, 'base64').toString(), 'base64')
+    const record = JSON.parse((await promisify(gunzip)(gzipped)).toString()) as { apply_method?: string }
+    return { method: record.apply_method === 'ssa' || record.apply_method === 'csa' ? record.apply_method : '' }
+  }
+
+  dryRunCreate(resource: ApiResource, namespace: string | undefined, object: KubeObject, fieldManager: string): Promise<WriteAnswer> {
+    return this.write(`dry-run create ${resource.kind} ${object.metadata?.name}`, () =>
+      this.send('POST', objectPath(resource, namespace), { body: object, query: { dryRun: 'All', fieldManager, fieldValidation: 'Strict' } })
+    )
+  }
+
+  dryRunApply(resource: ApiResource, namespace: string | undefined, object: KubeObject, fieldManager: string, force: boolean): Promise<WriteAnswer> {
+    const name = object.metadata?.name ?? ''
+    return this.write(`dry-run apply ${resource.kind} ${name}`, () =>
+      this.send('PATCH', objectPath(resource, namespace, name), {
+        body: object,
+        contentType: CONTENT_TYPE.apply,
+        query: { dryRun: 'All', fieldManager, force, fieldValidation: 'Strict' }
+      })
+    )
+  }
+
+  dryRunPatch(resource: ApiResource, namespace: string | undefined, name: string, patch: object, type: PatchType, fieldManager: string): Promise<WriteAnswer> {
+    return this.write(`dry-run patch ${resource.kind} ${name}`, () =>
+      this.send('PATCH', objectPath(resource, namespace, name), { body: patch, contentType: CONTENT_TYPE[type], query: { dryRun: 'All', fieldManager } })
+    )
+  }
+
+  private async write(what: string, request: () => Promise<unknown>): Promise<WriteAnswer> {
+    return this.call(what, async (): Promise<WriteAnswer> => {
+      try {
+        return { accepted: true, object: (await request()) as KubeObject }
+      } catch (e) {
+        const refusal = finalRefusal(e)
+        if (refusal) return { accepted: false, ...refusal }
+        throw e
+      }
+    })
+  }
+}

@@ -1,0 +1,131 @@
+// Checks every object of a rendered release against the live cluster, each by a dry run of the
+// write the upgrade will make: a create for an object new to the cluster, Helm 4's server-side
+// apply as field manager `helm` without force, or (a client-side release) a patch. Bounded
+// concurrency: reads first (the release mode may depend on them), then the writes.
+import PQueue from 'p-queue'
+import type { ApiResource, KubeObject, ManifestClient, ReadAnswer, WriteAnswer } from '../kube/manifest-client.ts'
+import { classifyAccepted, classifyRefusal } from './classify.ts'
+import { decideMode, HELM_FIELD_MANAGER, type ReleaseMode } from './mode.ts'
+import { clearedByPre, type ObjectVerdict, type Verdict, type Write } from './verdict.ts'
+
+export interface CheckOptions {
+  /** Namespace of the objects whose manifest names none (and of the release record). */
+  namespace: string
+  /** The Helm release, whose record says how it was applied; undefined: decided from field managers. */
+  release?: string
+  /** How many objects are checked at once. */
+  concurrency: number
+}
+
+export interface CheckResult {
+  mode: ReleaseMode
+  verdicts: ObjectVerdict[]
+  warnings: string[]
+}
+
+/** One object, resolved and read. */
+interface Looked {
+  object: KubeObject
+  resource?: ApiResource
+  namespace?: string
+  read?: ReadAnswer
+  verdict?: Verdict
+}
+
+async function look(client: ManifestClient, object: KubeObject, defaultNamespace: string): Promise<Looked> {
+  const resource = await client.resourceFor(object.apiVersion ?? '', object.kind ?? '')
+  if (resource === 'not-served') return { object, verdict: { kind: 'not-served', what: `${object.kind} in ${object.apiVersion}` } }
+  const namespace = resource.namespaced ? (object.metadata?.namespace ?? defaultNamespace) : undefined
+  const read = await client.read(resource, namespace, object.metadata?.name ?? '')
+  if ('refused' in read) return { object, resource, namespace, read, verdict: classifyRefusal(read.refused, undefined, object) }
+  return { object, resource, namespace, read }
+}
+
+/**
+ * The object as Helm writes it: Helm adds its label and annotations to every object of the release
+ * (pkg/action/validate.go setMetadataVisitor), which `helm template` leaves out; without them the
+ * dry run would remove them, a change the upgrade never makes. The release is the input's, else
+ * the one the live object's annotations name.
+ */
+function asHelmWrites(
+  object: KubeObject,
+  namespace: string | undefined,
+  live: KubeObject | undefined,
+  release: string | undefined,
+  releaseNamespace: string
+): KubeObject {
+  const annotations = live?.metadata?.annotations ?? {}
+  const name = release ?? annotations['meta.helm.sh/release-name']
+  const metadata = { ...object.metadata, namespace }
+  if (name === undefined) return { ...object, metadata }
+  return {
+    ...object,
+    metadata: {
+      ...metadata,
+      labels: { ...object.metadata?.labels, 'app.kubernetes.io/managed-by': 'Helm' },
+      annotations: {
+        ...object.metadata?.annotations,
+        'meta.helm.sh/release-name': name,
+        'meta.helm.sh/release-namespace': release !== undefined ? releaseNamespace : (annotations['meta.helm.sh/release-namespace'] ?? releaseNamespace)
+      }
+    }
+  }
+}
+
+/** The dry run of the write the upgrade makes, and its verdict. */
+async function dryRun(client: ManifestClient, looked: Looked, mode: ReleaseMode, options: CheckOptions): Promise<{ write: Write; verdict: Verdict }> {
+  const { resource, namespace, read } = looked
+  if (looked.verdict || !resource || !read) return { write: 'none', verdict: looked.verdict ?? { kind: 'not-checked', why: 'not read' } }
+  const live = 'found' in read ? read.found : undefined
+  // The body names the namespace it is written to, as Helm's does.
+  const object = asHelmWrites(looked.object, namespace, live, options.release, options.namespace)
+  let write: Write
+  let answer: WriteAnswer
+  if (!live) {
+    write = 'create'
+    answer = await client.dryRunCreate(resource, namespace, object, HELM_FIELD_MANAGER)
+  } else if (mode.write === 'apply') {
+    write = 'apply'
+    // `helm upgrade --force-conflicts` forces; preflight checks the plain upgrade.
+    answer = await client.dryRunApply(resource, namespace, object, HELM_FIELD_MANAGER, false)
+  } else {
+    write = 'patch'
+    const name = object.metadata?.name ?? ''
+    answer = await client.dryRunPatch(resource, namespace, name, object, 'strategic', HELM_FIELD_MANAGER)
+    // Custom resources take no strategic merge patch (415): Helm 3 sends them a JSON merge patch.
+    if (!answer.accepted && answer.status === 415) answer = await client.dryRunPatch(resource, namespace, name, object, 'merge', HELM_FIELD_MANAGER)
+  }
+  return { write, verdict: answer.accepted ? classifyAccepted(live, answer.object) : classifyRefusal(answer, live, object) }
+}
+
+/** Every object's verdict, in the manifest's order. */
+export async function checkRelease(client: ManifestClient, objects: KubeObject[], options: CheckOptions): Promise<CheckResult> {
+  const queue = new PQueue({ concurrency: options.concurrency })
+  const looked = await Promise.all(objects.map((o) => queue.add(() => look(client, o, options.namespace))))
+  const warnings: string[] = []
+  const live = looked.flatMap((l) => (l.read && 'found' in l.read ? [l.read.found] : []))
+  const mode = await decideMode(client, options.namespace, options.release, live, (w) => warnings.push(w))
+  const verdicts = await Promise.all(
+    looked.map((l) =>
+      queue.add(async (): Promise<ObjectVerdict> => {
+        const { write, verdict } = await dryRun(client, l, mode, options)
+        const apiVersion = l.object.apiVersion ?? ''
+        const kind = l.object.kind ?? ''
+        return {
+          apiVersion,
+          kind,
+          namespace: l.namespace,
+          name: l.object.metadata?.name ?? '',
+          write,
+          verdict,
+          clearedByPre: clearedByPre(apiVersion, kind, verdict)
+        }
+      })
+    )
+  )
+  for (const v of verdicts) {
+    if (v.verdict.kind === 'not-checked')
+      warnings.push(`preflight could not check ${v.kind} ${v.namespace ? `${v.namespace}/` : ''}${v.name}: ${v.verdict.why}`)
+  }
+  return { mode, verdicts, warnings }
+}

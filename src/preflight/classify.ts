@@ -1,0 +1,108 @@
+// The API server's answer to a dry-run write, classified into a verdict. Pure: it reads the
+// Status (its code, reason, message and causes) the way a person reads `helm upgrade`'s error, and
+// the live and rendered objects only to say what changed (before → after).
+import type { KubeObject, Refusal } from '../kube/manifest-client.ts'
+import { differences, show, valueAt } from './diff.ts'
+import type { Verdict } from './verdict.ts'
+
+/** A Kubernetes Status, as far as the verdicts read it. */
+interface Status {
+  message?: string
+  reason?: string
+  details?: { causes?: { reason?: string; message?: string; field?: string }[] }
+}
+
+function statusOf(body: string): Status {
+  try {
+    const parsed = JSON.parse(body) as unknown
+    if (typeof parsed === 'object' && parsed !== null) return parsed as Status
+  } catch {
+    // plain text: `404 page not found`
+  }
+  return { message: body.trim() }
+}
+
+/** Messages of the checks that forbid changing a field once set (Kubernetes' and CEL's `self == oldSelf` rules). */
+const IMMUTABLE = /field is immutable|may not change once set|is immutable|updates to \S+ spec for fields other than .* are forbidden|cannot be changed/i
+
+/** Metadata the API server keeps up to date itself: no change of the object's. */
+const BOOKKEEPING = ['managedFields', 'resourceVersion', 'generation']
+
+function withoutBookkeeping(o: KubeObject): KubeObject {
+  const metadata = { ...o.metadata }
+  for (const key of BOOKKEEPING) delete metadata[key]
+  return { ...o, metadata }
+}
+
+/** An accepted dry run: unchanged when the answer is the live object (but for bookkeeping), else its changes. */
+export function classifyAccepted(live: KubeObject | undefined, answer: KubeObject): Verdict {
+  if (live === undefined) return { kind: 'new' }
+  const paths = differences(withoutBookkeeping(live), withoutBookkeeping(answer))
+  return paths.length === 0 ? { kind: 'unchanged' } : { kind: 'changes', paths }
+}
+
+/**
+ * Each immutable field's change: the rendered value's differences from the live one under the
+ * field's path (what the chart sets), else the live value → the value the API server quotes.
+ */
+function immutableFields(causes: { message?: string; field?: string }[], live: KubeObject | undefined, rendered: KubeObject): string[] {
+  const fields: string[] = []
+  for (const cause of causes) {
+    if (!cause.field || !IMMUTABLE.test(cause.message ?? '')) continue
+    const changes = differences(valueAt(live, cause.field), valueAt(rendered, cause.field), cause.field, true)
+    // StatefulSets name the allowed fields in the message ('replicas', 'template', …): not among the immutable ones.
+    const allowed = [...(cause.message ?? '').matchAll(/'(\w+)'/g)].map((m) => `${cause.field}.${m[1]}`)
+    const immutable = changes.filter((c) => !allowed.some((a) => c.startsWith(a)))
+    if (immutable.length > 0) fields.push(...immutable)
+    else {
+      const quoted = /Invalid value: (.*): (?:field is immutable|may not change once set)/.exec(cause.message ?? '')?.[1]
+      const before = valueAt(live, cause.field)
+      fields.push(quoted !== undefined && quoted.length <= 60 && before !== undefined ? `${cause.field}: ${show(before)} → ${quoted}` : cause.field)
+    }
+  }
+  return fields
+}
+
+/** A refused dry-run write, classified. `live` is undefined for a create. */
+export function classifyRefusal(refusal: Refusal, live: KubeObject | undefined, rendered: KubeObject): Verdict {
+  const status = statusOf(refusal.body)
+  const message = status.message ?? ''
+  const causes = status.details?.causes ?? []
+  const webhook = /admission webhook "([^"]+)" denied the request:?\s*(.*)/s.exec(message)
+  if (webhook) return { kind: 'denied', by: `admission webhook ${webhook[1]}`, message: webhook[2] || message }
+  const policy = /ValidatingAdmissionPolicy '([^']+)'(?: with binding '([^']+)')? denied request:?\s*(.*)/s.exec(message)
+  if (policy)
+    return { kind: 'denied', by: `ValidatingAdmissionPolicy ${policy[1]}${policy[2] ? ` (binding ${policy[2]})` : ''}`, message: policy[3] || message }
+  const noDryRun = /admission webhook "([^"]+)" does not support dry run/.exec(message)
+  if (noDryRun) return { kind: 'not-checked', why: `admission webhook ${noDryRun[1]} does not support dry run` }
+  const uncallable = /failed calling webhook "([^"]+)"/.exec(message)
+  if (uncallable) return { kind: 'not-checked', why: `admission webhook ${uncallable[1]} could not be called (${refusal.status}): ${message}` }
+  switch (refusal.status) {
+    case 404:
+      // A Status saying the object is gone (deleted since it was read) is no missing kind.
+      if (status.reason === 'NotFound' && !/could not find the requested resource/.test(message)) return { kind: 'not-checked', why: `404 ${message}` }
+      return { kind: 'not-served', what: `${rendered.kind} in ${rendered.apiVersion}` }
+    case 403:
+      // RBAC's refusal is about us; any other 403 (a quota, a terminating namespace) is the upgrade's.
+      if (/cannot \S+ resource/.test(message)) return { kind: 'not-checked', why: `our credentials may not: ${message}` }
+      return { kind: 'denied', by: /exceeded quota/.test(message) ? 'a ResourceQuota' : 'admission', message }
+    case 409: {
+      const conflicts = causes.filter((c) => c.reason === 'FieldManagerConflict')
+      if (conflicts.length === 0) return { kind: 'not-checked', why: `409 ${message}` }
+      const managers = [...new Set(conflicts.map((c) => /conflict with "([^"]+)"/.exec(c.message ?? '')?.[1] ?? c.message ?? ''))]
+      return { kind: 'conflict', fields: conflicts.map((c) => c.field ?? ''), managers }
+    }
+    case 400:
+    case 422:
+    case 500: {
+      const fields = immutableFields(causes, live, rendered)
+      if (fields.length > 0 || (causes.length === 0 && IMMUTABLE.test(message))) return { kind: 'immutable', fields, message }
+      // A body the kind's schema refuses (an unknown field under server-side apply) answers 500.
+      if (refusal.status !== 500 || /failed to create typed patch object/.test(message))
+        return { kind: 'invalid', fields: causes.map((c) => c.field ?? '').filter((f) => f !== ''), message }
+      return { kind: 'not-checked', why: `500 ${message}` }
+    }
+    default:
+      return { kind: 'not-checked', why: `${refusal.status} ${message}` }
+  }
+}

@@ -1,0 +1,89 @@
+// The preflight's result in words: a headline, then one row per object that matters, failing
+// objects first; unchanged objects are counted (the report file and --json list them). Pure.
+import { escapeMarkdown } from '../report/markdown.ts'
+import type { ReleaseMode } from './mode.ts'
+import { failsUpgrade, reasonOf, type ObjectVerdict } from './verdict.ts'
+
+export interface PreflightResult {
+  /** The namespace of objects whose manifest names none. */
+  namespace: string
+  mode: ReleaseMode
+  verdicts: ObjectVerdict[]
+  /** Helm hooks of the manifest, left out (Helm creates them at their hook). */
+  hooks: string[]
+  warnings: string[]
+  /** API requests sent. */
+  apiRequests?: number
+}
+
+/** How a row is marked, in the order rows are shown. */
+const MARKS = ['fails', 'cleared by pre', 'not checked', 'new', 'changes'] as const
+type Mark = (typeof MARKS)[number]
+
+function markOf(v: ObjectVerdict): Mark | undefined {
+  if (failsUpgrade(v)) return 'fails'
+  if (v.clearedByPre) return 'cleared by pre'
+  if (v.verdict.kind === 'not-checked') return 'not checked'
+  if (v.verdict.kind === 'new') return 'new'
+  if (v.verdict.kind === 'changes') return 'changes'
+  return undefined
+}
+
+export const preflightFailed = (r: PreflightResult): boolean => r.verdicts.some(failsUpgrade)
+
+/** `StatefulSet ns/db`, `ClusterRole reader`. */
+export const objectName = (v: ObjectVerdict): string => `${v.kind} ${v.namespace ? `${v.namespace}/` : ''}${v.name}`
+
+export interface PreflightRow {
+  mark: Mark
+  object: string
+  reason: string
+}
+
+/** The rows shown: every object but the unchanged ones, failing first, then in the manifest's order. */
+export function preflightRows(r: PreflightResult): PreflightRow[] {
+  const rows = r.verdicts.flatMap((v) => {
+    const mark = markOf(v)
+    const reason = v.clearedByPre ? `${reasonOf(v.verdict)}; pre deletes this Job, and the upgrade creates it anew` : reasonOf(v.verdict)
+    return mark ? [{ mark, object: objectName(v), reason }] : []
+  })
+  return rows.sort((a, b) => MARKS.indexOf(a.mark) - MARKS.indexOf(b.mark))
+}
+
+export function headline(r: PreflightResult): string {
+  const failing = r.verdicts.filter(failsUpgrade).length
+  const cleared = r.verdicts.filter((v) => v.clearedByPre).length
+  const unchanged = r.verdicts.filter((v) => v.verdict.kind === 'unchanged').length
+  const counts = `${r.verdicts.length} object(s) checked, ${unchanged} unchanged`
+  if (failing > 0) return `helm upgrade would fail on ${failing} object(s) (${counts})`
+  return `helm upgrade would apply${cleared > 0 ? ` once pre has cleared ${cleared} Job(s)` : ''} (${counts})`
+}
+
+// Terminal control characters from the cluster must not reach the terminal.
+// eslint-disable-next-line no-control-regex
+const clean = (text: string): string => text.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '?').replace(/\n/g, ' ')
+
+export function renderPreflightText(r: PreflightResult): string {
+  const lines = ['job-sweeper preflight', '=====================', clean(headline(r)), `Writes: ${clean(r.mode.why)}`]
+  const rows = preflightRows(r)
+  if (rows.length > 0) {
+    const markWidth = Math.max(...rows.map((row) => row.mark.length))
+    const objectWidth = Math.max(...rows.map((row) => row.object.length))
+    lines.push('', ...rows.map((row) => `${row.mark.padEnd(markWidth)}  ${clean(row.object).padEnd(objectWidth)}  ${clean(row.reason)}`))
+  }
+  if (r.hooks.length > 0) lines.push('', `${r.hooks.length} Helm hook(s) not checked (Helm creates them at their hook): ${r.hooks.slice(0, 5).join(', ')}`)
+  if (r.warnings.length > 0) lines.push('', 'Warnings:', ...r.warnings.map((w) => `  - ${clean(w)}`))
+  return `${lines.join('\n')}\n`
+}
+
+export function renderPreflightMarkdown(r: PreflightResult): string {
+  const icon = preflightFailed(r) ? '❌' : '✅'
+  const lines = [`## job-sweeper preflight`, '', `${icon} ${escapeMarkdown(headline(r))}`, '', `Writes: ${escapeMarkdown(r.mode.why)}`]
+  const rows = preflightRows(r)
+  if (rows.length > 0) {
+    lines.push('', '| Verdict | Object | Reason |', '| --- | --- | --- |')
+    for (const row of rows) lines.push(`| ${row.mark} | ${escapeMarkdown(row.object)} | ${escapeMarkdown(row.reason)} |`)
+  }
+  if (r.warnings.length > 0) lines.push('', '**Warnings**', '', ...r.warnings.map((w) => `- ${escapeMarkdown(w)}`))
+  return `${lines.join('\n')}\n`
+}

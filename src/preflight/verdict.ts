@@ -1,0 +1,95 @@
+// One verdict per object of the rendered release: what the upgrade's write of it would meet, as the
+// API server's dry run answered. Pure: the classes, which of them fail an upgrade, and the reason a
+// person reads in the summary.
+
+/** What the upgrade's write of one object would meet. */
+export type Verdict =
+  /** The write changes nothing. */
+  | { kind: 'unchanged' }
+  /** The object is new to the cluster: the upgrade creates it, and the dry-run create passed. */
+  | { kind: 'new' }
+  /** The write changes these paths (`spec.replicas: 1 → 3`), and the API server accepts it. */
+  | { kind: 'changes'; paths: string[] }
+  /** The write changes fields the API server refuses to change: each path, before → after where known. */
+  | { kind: 'immutable'; fields: string[]; message: string }
+  /** Server-side apply: other field managers own fields the release sets to other values. */
+  | { kind: 'conflict'; fields: string[]; managers: string[] }
+  /** An admission webhook, a ValidatingAdmissionPolicy or another admission check refuses the write. */
+  | { kind: 'denied'; by: string; message: string }
+  /** The API server's validation (or the kind's schema) refuses the rendered object itself. */
+  | { kind: 'invalid'; fields: string[]; message: string }
+  /** The cluster does not serve the kind in this apiVersion (a missing CRD, a removed API version). */
+  | { kind: 'not-served'; what: string }
+  /** The check could not tell (our credentials may not, a webhook that cannot dry-run): a warning. */
+  | { kind: 'not-checked'; why: string }
+
+export type VerdictKind = Verdict['kind']
+
+/** The verdicts that make an upgrade fail. */
+export const FAILING: ReadonlySet<VerdictKind> = new Set(['immutable', 'conflict', 'denied', 'invalid', 'not-served'])
+
+/** Pre clears a rendered Job the upgrade cannot write (deletes it; the upgrade then creates it anew). */
+const CLEARED_BY_PRE: ReadonlySet<VerdictKind> = new Set(['immutable', 'conflict'])
+
+/** The write Helm makes for one object: create, server-side apply, or a (strategic or JSON merge) patch. */
+export type Write = 'create' | 'apply' | 'patch' | 'none'
+
+/** One object of the rendered release and its verdict. */
+export interface ObjectVerdict {
+  apiVersion: string
+  kind: string
+  /** Undefined for a cluster-scoped object. */
+  namespace?: string
+  name: string
+  /** Which dry-run write was sent. */
+  write: Write
+  verdict: Verdict
+  /** A Job pre clears before the upgrade: its failing verdict does not fail the preflight. */
+  clearedByPre: boolean
+}
+
+/** Whether pre clears this object's failure: a batch/v1 Job the upgrade cannot write. */
+export function clearedByPre(apiVersion: string, kind: string, verdict: Verdict): boolean {
+  return apiVersion === 'batch/v1' && kind === 'Job' && CLEARED_BY_PRE.has(verdict.kind)
+}
+
+/** The verdict fails the upgrade, and pre does not clear it. */
+export const failsUpgrade = (v: ObjectVerdict): boolean => FAILING.has(v.verdict.kind) && !v.clearedByPre
+
+/** The longest reason shown for one object. */
+export const MAX_REASON = 400
+
+function cut(text: string, max = MAX_REASON): string {
+  const one = text.replace(/\s+/g, ' ').trim()
+  return one.length > max ? `${one.slice(0, max - 1)}…` : one
+}
+
+/** `a; b; c and 4 more`. */
+function list(items: string[], max = 4): string {
+  const shown = items.slice(0, max).join('; ')
+  return items.length > max ? `${shown} and ${items.length - max} more` : shown
+}
+
+/** The verdict in words, at most MAX_REASON characters. */
+export function reasonOf(v: Verdict): string {
+  switch (v.kind) {
+    case 'unchanged':
+      return 'unchanged'
+    case 'new':
+      return 'new: the upgrade creates it (the dry-run create passed)'
+    case 'changes':
+      return cut(`changes: ${list(v.paths)}`)
+    case 'immutable':
+      return cut(`immutable: ${v.fields.length > 0 ? list(v.fields) : v.message}`)
+    case 'conflict':
+      return cut(`conflict: ${list(v.fields)} owned by ${v.managers.map((m) => `"${m}"`).join(', ')} (helm upgrade without --force-conflicts fails)`)
+    case 'denied':
+      return cut(`denied by ${v.by}: ${v.message}`)
+    case 'invalid':
+      return cut(`invalid: ${v.message}`)
+    case 'not-served':
+      return cut(`not served: the cluster does not serve ${v.what}`)
+    case 'not-checked':
+      return cut(`not checked: ${v.why}`)
+  }
+}

@@ -1,0 +1,60 @@
+// The preflight's verdict on the whole release: a rendered Job the upgrade cannot write is pre's
+// to clear (it does not fail the preflight), any other failing object does; rows list failing
+// objects first and count unchanged ones.
+import type { PreflightResult } from '../../src/preflight/report.ts'
+import { headline, preflightFailed, preflightRows, renderPreflightMarkdown, renderPreflightText } from '../../src/preflight/report.ts'
+import { clearedByPre, type ObjectVerdict, type Verdict } from '../../src/preflight/verdict.ts'
+
+const object = (apiVersion: string, kind: string, name: string, verdict: Verdict): ObjectVerdict => ({
+  apiVersion,
+  kind,
+  namespace: 'app',
+  name,
+  write: 'apply',
+  verdict,
+  clearedByPre: clearedByPre(apiVersion, kind, verdict)
+})
+const result = (verdicts: ObjectVerdict[]): PreflightResult => ({ namespace: 'app', mode: { write: 'apply', why: 'test' }, verdicts, hooks: [], warnings: [] })
+
+const immutableJob = object('batch/v1', 'Job', 'migrate', { kind: 'immutable', fields: ['spec.template: changed'], message: '' })
+const unchanged = object('v1', 'ConfigMap', 'config', { kind: 'unchanged' })
+
+test('only a Job the upgrade cannot write: the upgrade applies once pre cleared it, and the row says so', () => {
+  const r = result([unchanged, immutableJob])
+  expect(preflightFailed(r)).toBe(false)
+  expect(headline(r)).toBe('helm upgrade would apply once pre has cleared 1 Job(s) (2 object(s) checked, 1 unchanged)')
+  expect(preflightRows(r)).toEqual([
+    { mark: 'cleared by pre', object: 'Job app/migrate', reason: 'immutable: spec.template: changed; pre deletes this Job, and the upgrade creates it anew' }
+  ])
+})
+
+test('a Job denied by a policy is no Job pre clears: the upgrade would fail', () => {
+  const denied = object('batch/v1', 'Job', 'migrate', { kind: 'denied', by: 'admission webhook x', message: 'no' })
+  expect(denied.clearedByPre).toBe(false)
+  expect(preflightFailed(result([denied]))).toBe(true)
+})
+
+test('failing objects first, then cleared Jobs, warnings and changes; unchanged only counted', () => {
+  const r = result([
+    object('apps/v1', 'Deployment', 'web', { kind: 'changes', paths: ['spec.replicas: 1 → 3'] }),
+    unchanged,
+    object('v1', 'ConfigMap', 'other', { kind: 'not-checked', why: 'our credentials may not' }),
+    immutableJob,
+    object('apps/v1', 'StatefulSet', 'db', {
+      kind: 'immutable',
+      fields: ['spec.volumeClaimTemplates[data].spec.resources.requests.storage: 1Gi → 2Gi'],
+      message: ''
+    })
+  ])
+  expect(preflightFailed(r)).toBe(true)
+  expect(preflightRows(r).map((row) => [row.mark, row.object])).toEqual([
+    ['fails', 'StatefulSet app/db'],
+    ['cleared by pre', 'Job app/migrate'],
+    ['not checked', 'ConfigMap app/other'],
+    ['changes', 'Deployment app/web']
+  ])
+  expect(renderPreflightText(r)).toContain('helm upgrade would fail on 1 object(s) (5 object(s) checked, 1 unchanged)')
+  expect(renderPreflightText(r)).not.toContain('ConfigMap app/config')
+  // Escaped for Markdown: brackets and pipes from the cluster are text.
+  expect(renderPreflightMarkdown(r)).toContain('spec.volumeClaimTemplates&#91;data&#93;.spec.resources.requests.storage: 1Gi → 2Gi')
+})
