@@ -7,26 +7,19 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { KubeConfig } from '@kubernetes/client-node'
 import { outputNames, runAction } from './action.ts'
-import { coreApi, createJob, getJob, kubeConfig, kubectl, testCluster, waitForJobCondition } from './cluster/testenv.ts'
-import { startFaultProxy, type FaultProxy } from './faults/proxy.ts'
+import { coreApi, createJob, getJob, kubeConfig, kubectl, waitForJobCondition } from './cluster/testenv.ts'
+import { useFaultProxy } from './faults/fixture.ts'
+import type { FaultProxy } from './faults/proxy.ts'
 import { expectNoStackTrace, expectPrunedOnce, heldReleaseJob, runThrough } from './faults/product.ts'
 import { release, releaseAnnotations, useScenario } from './scenario.ts'
 
 const scenario = useScenario('lossless')
+const faults = useFaultProxy()
 let ns: string
 let proxy: FaultProxy
-beforeAll(async () => {
-  proxy = await startFaultProxy(testCluster())
-})
 beforeEach(() => {
   ns = scenario.ns
-})
-afterEach(() => {
-  proxy.clearRules()
-  proxy.requests.reset()
-})
-afterAll(async () => {
-  await proxy?.close()
+  proxy = faults.proxy
 })
 
 const logsDir = (): string => mkdtempSync(join(tmpdir(), 'lossless-logs-'))
