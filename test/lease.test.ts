@@ -2,7 +2,7 @@
 // release both succeed, the second waits for the first and plans on what it left, and every Job is
 // deleted once, by the first. A dead run's expired Lease is taken over; a live one is waited for.
 import { CoordinationV1Api, RbacAuthorizationV1Api, V1MicroTime, KubeConfig } from '@kubernetes/client-node'
-import { outputNames, runAction, WORKFLOW_RUN_ENV, type ActionRun } from './action.ts'
+import { expectSucceeded, outputNames, runAction, WORKFLOW_RUN_ENV } from './action.ts'
 import { createFinishedJobs } from './bench/finished-jobs.ts'
 import { coreApi, createJob, getJob, kubeConfig, kubectl } from './cluster/testenv.ts'
 import { finishedReleaseJob, release, releaseAnnotations, useScenario } from './scenario.ts'
@@ -18,10 +18,6 @@ async function leaseExists(namespace: string): Promise<boolean> {
     .readNamespacedLease({ namespace, name })
     .then(() => true)
     .catch((e: { code?: number }) => (e.code === 404 ? false : Promise.reject(e)))
-}
-
-function expectSucceeded(run: ActionRun): void {
-  expect({ code: run.code, errors: run.stdout.split('\n').filter((l) => l.startsWith('::error')) }).toEqual({ code: 0, errors: [] })
 }
 
 test('two pre phases at once on one release: the second waits for the first, re-plans, and no Job is deleted twice', async () => {
