@@ -21,6 +21,11 @@ export interface ActionRun {
   exitedAfterSignalMs?: number
 }
 
+/** The step succeeded: exit code 0 and no `::error::` line (both shown when it did not). */
+export function expectSucceeded(run: ActionRun): void {
+  expect({ code: run.code, errors: run.stdout.split('\n').filter((l) => l.startsWith('::error')) }).toEqual({ code: 0, errors: [] })
+}
+
 /** A signal to send the process mid-run, as GitHub does when it cancels a step (or Ctrl-C). */
 export interface SignalMidRun {
   signal: NodeJS.Signals

@@ -1,6 +1,6 @@
 // Decoys: Jobs a scenario must not touch. Each scenario creates them beside its real targets and
 // asserts afterwards that every one still exists with the same UID.
-import { createJob, getJob, type TestJob } from './cluster/testenv.ts'
+import { createJob, getJob, helmAnnotations, type TestJob } from './cluster/testenv.ts'
 
 export interface Decoy {
   namespace: string
@@ -8,11 +8,6 @@ export interface Decoy {
   uid: string
   why: string
 }
-
-const helmAnnotations = (release: string, namespace: string): Record<string, string> => ({
-  'meta.helm.sh/release-name': release,
-  'meta.helm.sh/release-namespace': namespace
-})
 
 /**
  * Creates, for a scenario on `release` in `namespace`: a Job of another release, a Job with the
@@ -40,7 +35,7 @@ export async function createDecoys(namespace: string, otherNamespace: string, re
       why: 'a Helm hook Job',
       namespace,
       name: `${release}-pre-upgrade-hook`,
-      annotations: { ...helmAnnotations(release, namespace), 'helm.sh/hook': 'pre-upgrade' },
+      annotations: helmAnnotations(release, namespace, 'pre-upgrade'),
       labels: { 'app.kubernetes.io/component': 'migrate' }
     },
     { why: 'an unrelated running Job', namespace, name: 'unrelated-worker', behaviour: 'hold' }

@@ -5,40 +5,23 @@
 // scope pruned (or given its TTL) exactly once, with one JobSwept Event, and every decoy untouched.
 import { outputNames } from './action.ts'
 import { createFinishedJobs } from './bench/finished-jobs.ts'
-import { batchApi, getJob, kubeConfig, testCluster } from './cluster/testenv.ts'
-import { startFaultProxy, type FaultProxy, type RuleHandle } from './faults/proxy.ts'
-import { expectNoStackTrace, expectPrunedOnce, FaultTally, heldReleaseJob, releaseJobs, runThrough, STACK_FRAME, sweptEvents } from './faults/product.ts'
+import { batchApi, getJob, kubeConfig } from './cluster/testenv.ts'
+import { useFaultProxy } from './faults/fixture.ts'
+import type { FaultProxy } from './faults/proxy.ts'
+import { expectNoStackTrace, expectPrunedOnce, heldReleaseJob, releaseJobs, runThrough, STACK_FRAME, sweptEvents } from './faults/product.ts'
 import { release, useScenario } from './scenario.ts'
 
 const scenario = useScenario('faulty')
+const faults = useFaultProxy({ tally: { file: 'faults-product', decoys: () => scenario.decoys.length } })
+const { inject } = faults
 let ns: string
 let proxy: FaultProxy
-let rules: RuleHandle[] = []
-const tally = new FaultTally()
 
-beforeAll(async () => {
-  proxy = await startFaultProxy(testCluster())
-})
 beforeEach(() => {
   ns = scenario.ns
-})
-afterEach(() => {
-  tally.add(rules, scenario.decoys.length)
-  rules = []
-  proxy.clearRules()
-  proxy.requests.reset()
-})
-afterAll(async () => {
-  await proxy?.close()
-  tally.print('faults-product')
+  proxy = faults.proxy
 })
 
-/** Adds rules to the proxy, remembered for the tally. */
-const inject = (...added: Parameters<FaultProxy['addRule']>[0][]): RuleHandle[] => {
-  const handles = added.map((r) => proxy.addRule(r))
-  rules.push(...handles)
-  return handles
-}
 const jobsPath = (): RegExp => new RegExp(`^/apis/batch/v1/namespaces/${ns}/jobs$`)
 const jobPath = (): RegExp => new RegExp(`^/apis/batch/v1/namespaces/${ns}/jobs/[^/]+$`)
 const deletes = (): number => proxy.requests.count({ method: 'DELETE', path: jobPath() })

@@ -2,39 +2,23 @@
 // None is retried (the proxy counts each request), none turns into polling, and each fails the
 // step with a message naming the Job or the namespace, the code and what it means.
 import { outputNames } from './action.ts'
-import { getJob, testCluster } from './cluster/testenv.ts'
-import { startFaultProxy, type FaultProxy, type RuleHandle } from './faults/proxy.ts'
-import { expectNoStackTrace, expectPrunedOnce, FaultTally, heldReleaseJob, releaseJobs, runThrough } from './faults/product.ts'
+import { getJob } from './cluster/testenv.ts'
+import { useFaultProxy } from './faults/fixture.ts'
+import type { FaultProxy, FaultRule, RuleHandle } from './faults/proxy.ts'
+import { expectNoStackTrace, expectPrunedOnce, heldReleaseJob, releaseJobs, runThrough } from './faults/product.ts'
 import { release, useScenario } from './scenario.ts'
 
 const scenario = useScenario('refused')
+const faults = useFaultProxy({ tally: { file: 'faults-refused', decoys: () => scenario.decoys.length } })
 let ns: string
 let proxy: FaultProxy
-let rules: RuleHandle[] = []
-const tally = new FaultTally()
-
-beforeAll(async () => {
-  proxy = await startFaultProxy(testCluster())
-})
 beforeEach(() => {
   ns = scenario.ns
-})
-afterEach(() => {
-  tally.add(rules, scenario.decoys.length)
-  rules = []
-  proxy.clearRules()
-  proxy.requests.reset()
-})
-afterAll(async () => {
-  await proxy?.close()
-  tally.print('faults-refused')
+  proxy = faults.proxy
 })
 
-const inject = (rule: Parameters<FaultProxy['addRule']>[0]): RuleHandle => {
-  const handle = proxy.addRule(rule)
-  rules.push(handle)
-  return handle
-}
+/** Adds one rule, for this test only. */
+const inject = (rule: FaultRule): RuleHandle => faults.inject(rule)[0]
 const jobsPath = (): string => `/apis/batch/v1/namespaces/${ns}/jobs`
 const watch = (): { path: string; query: { watch: string } } => ({ path: jobsPath(), query: { watch: 'true' } })
 /** The step's errors: core.setFailed joins them into one ::error:: command, newlines as %0A. */

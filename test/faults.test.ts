@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { ApiException, BatchV1Api, CoreV1Api, Watch } from '@kubernetes/client-node'
 import { adminToken, apiServerCertFile } from './cluster/apiserver.ts'
 import { batchApi, coreApi, createJob, createNamespace, deleteNamespace, eventually, getJob, jobManifest, testCluster } from './cluster/testenv.ts'
+import { useFaultProxy } from './faults/fixture.ts'
 import { startFaultProxy, type FaultProxy } from './faults/proxy.ts'
 import { networkErrorCode, rejectionOf, runAsync } from './faults/observe.ts'
 import { routeOf } from './faults/requests.ts'
@@ -13,6 +14,7 @@ import { ApiError, Rest } from '../src/kube/rest.ts'
 import { apiErrorMessage, statusCode } from '../src/kube/errors.ts'
 import { retryAfterMs } from '../src/kube/retry.ts'
 
+const faults = useFaultProxy()
 let ns: string
 let proxy: FaultProxy
 let viaProxy: { batch: BatchV1Api; core: CoreV1Api }
@@ -21,18 +23,12 @@ let logPod: string
 
 beforeAll(async () => {
   ns = await createNamespace('faults')
-  proxy = await startFaultProxy(testCluster())
+  proxy = faults.proxy
   const kc = proxy.kubeConfig()
   viaProxy = { batch: kc.makeApiClient(BatchV1Api), core: kc.makeApiClient(CoreV1Api) }
 })
 afterAll(async () => {
-  await proxy?.close()
   await deleteNamespace(ns)
-})
-afterEach(async () => {
-  proxy.clearRules()
-  proxy.requests.reset()
-  await proxy.resume()
 })
 
 const jobPath = (name: string): string => `/apis/batch/v1/namespaces/${ns}/jobs/${name}`

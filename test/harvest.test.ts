@@ -7,8 +7,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { CoreV1Api } from '@kubernetes/client-node'
 import { outputNames } from './action.ts'
-import { batchApi, coreApi, eventually, getJob, jobManifest, testCluster, waitForJobCondition } from './cluster/testenv.ts'
-import { startFaultProxy, type FaultProxy } from './faults/proxy.ts'
+import { batchApi, coreApi, eventually, getJob, jobManifest, waitForJobCondition } from './cluster/testenv.ts'
+import { useFaultProxy } from './faults/fixture.ts'
+import type { FaultProxy } from './faults/proxy.ts'
 import { expectNoStackTrace, expectPrunedOnce, runThrough } from './faults/product.ts'
 import { release, releaseAnnotations, useScenario } from './scenario.ts'
 
@@ -16,20 +17,12 @@ import { release, releaseAnnotations, useScenario } from './scenario.ts'
 const INIT_FAIL_LABEL = 'job-sweeper.test/init-fail'
 
 const scenario = useScenario('harvest')
+const faults = useFaultProxy()
 let ns: string
 let proxy: FaultProxy
-beforeAll(async () => {
-  proxy = await startFaultProxy(testCluster())
-})
 beforeEach(() => {
   ns = scenario.ns
-})
-afterEach(() => {
-  proxy.clearRules()
-  proxy.requests.reset()
-})
-afterAll(async () => {
-  await proxy?.close()
+  proxy = faults.proxy
 })
 
 const logsDir = (): string => mkdtempSync(join(tmpdir(), 'harvest-logs-'))

@@ -1,11 +1,12 @@
 // Concurrent runs on one scope take turns through a Lease: two pre phases started at once on one
 // release both succeed, the second waits for the first and plans on what it left, and every Job is
 // deleted once, by the first. A dead run's expired Lease is taken over; a live one is waited for.
-import { CoordinationV1Api, RbacAuthorizationV1Api, V1MicroTime, KubeConfig } from '@kubernetes/client-node'
-import { outputNames, runAction, WORKFLOW_RUN_ENV, type ActionRun } from './action.ts'
+import { CoordinationV1Api, V1MicroTime } from '@kubernetes/client-node'
+import { expectSucceeded, outputNames, runAction, WORKFLOW_RUN_ENV } from './action.ts'
 import { createFinishedJobs } from './bench/finished-jobs.ts'
-import { coreApi, createJob, getJob, kubeConfig, kubectl } from './cluster/testenv.ts'
+import { coreApi, createJob, getJob, kubeConfig } from './cluster/testenv.ts'
 import { finishedReleaseJob, release, releaseAnnotations, useScenario } from './scenario.ts'
+import { createServiceAccount, tokenKubeconfig } from './service-account.ts'
 import { leaseName } from '../src/kube/lease.ts'
 
 const scenario = useScenario('lease')
@@ -18,10 +19,6 @@ async function leaseExists(namespace: string): Promise<boolean> {
     .readNamespacedLease({ namespace, name })
     .then(() => true)
     .catch((e: { code?: number }) => (e.code === 404 ? false : Promise.reject(e)))
-}
-
-function expectSucceeded(run: ActionRun): void {
-  expect({ code: run.code, errors: run.stdout.split('\n').filter((l) => l.startsWith('::error')) }).toEqual({ code: 0, errors: [] })
 }
 
 test('two pre phases at once on one release: the second waits for the first, re-plans, and no Job is deleted twice', async () => {
@@ -122,27 +119,9 @@ test('credentials that may not use Leases (403): the run goes on without the loc
     { apiGroups: [''], resources: ['pods/log'], verbs: ['get'] },
     { apiGroups: [''], resources: ['events'], verbs: ['create'] }
   ]
-  const rbac = kubeConfig().makeApiClient(RbacAuthorizationV1Api)
-  await coreApi().createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: 'old-role' } } })
-  await rbac.createNamespacedRole({ namespace: ns, body: { metadata: { name: 'old-role' }, rules } })
-  await rbac.createNamespacedRoleBinding({
-    namespace: ns,
-    body: {
-      metadata: { name: 'old-role' },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'old-role' },
-      subjects: [{ kind: 'ServiceAccount', name: 'old-role', namespace: ns }]
-    }
-  })
-  const token = kubectl('create', 'token', 'old-role', '-n', ns, '--duration', '1h').stdout.trim()
-  const cluster = kubeConfig().getCurrentCluster()
-  const kc = new KubeConfig()
-  kc.loadFromOptions({
-    clusters: [{ name: 'c', server: cluster?.server ?? '', caData: cluster?.caData }],
-    users: [{ name: 'old-role', token }],
-    contexts: [{ name: 'old-role', cluster: 'c', user: 'old-role', namespace: ns }],
-    currentContext: 'old-role'
-  })
-  const run = await runAction({ kubeconfig: kc.exportConfig(), release }, { env: { KUBECONFIG: '/nonexistent' } })
+  await createServiceAccount(ns, 'old-role', { rules })
+  const { kubeconfig } = tokenKubeconfig(ns, 'old-role')
+  const run = await runAction({ kubeconfig, release }, { env: { KUBECONFIG: '/nonexistent' } })
   expectSucceeded(run)
   expect(outputNames(run, 'pruned')).toEqual([`${release}-migrate`])
   expect(run.stdout).toMatch(

@@ -2,31 +2,24 @@
 // disk, completely. A log that cannot be read — forbidden, or its stream cut again and again —
 // keeps the Job and fails the step, saying why (or, with on-log-failure: delete, warns); a log
 // longer than max-log-bytes is cut with a marker, and the summary says so.
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { KubeConfig } from '@kubernetes/client-node'
 import { outputNames, runAction } from './action.ts'
-import { coreApi, createJob, getJob, kubeConfig, kubectl, testCluster, waitForJobCondition } from './cluster/testenv.ts'
-import { startFaultProxy, type FaultProxy } from './faults/proxy.ts'
+import { coreApi, createJob, getJob, waitForJobCondition } from './cluster/testenv.ts'
+import { useFaultProxy } from './faults/fixture.ts'
+import type { FaultProxy } from './faults/proxy.ts'
 import { expectNoStackTrace, expectPrunedOnce, heldReleaseJob, runThrough } from './faults/product.ts'
 import { release, releaseAnnotations, useScenario } from './scenario.ts'
+import { createServiceAccount, exampleRbac, tokenKubeconfig } from './service-account.ts'
 
 const scenario = useScenario('lossless')
+const faults = useFaultProxy()
 let ns: string
 let proxy: FaultProxy
-beforeAll(async () => {
-  proxy = await startFaultProxy(testCluster())
-})
 beforeEach(() => {
   ns = scenario.ns
-})
-afterEach(() => {
-  proxy.clearRules()
-  proxy.requests.reset()
-})
-afterAll(async () => {
-  await proxy?.close()
+  proxy = faults.proxy
 })
 
 const logsDir = (): string => mkdtempSync(join(tmpdir(), 'lossless-logs-'))
@@ -46,32 +39,18 @@ async function failedReleaseJob(name: string): Promise<{ pod: string; log: strin
 }
 
 /** A kubeconfig for a ServiceAccount with the README's Role minus pods/log. */
-function withoutPodsLog(): string {
-  const role = readFileSync(join(import.meta.dirname, '..', 'examples', 'rbac.yaml'), 'utf8')
-    .replaceAll('namespace: production', `namespace: ${ns}`)
-    .replace(/ {2}- apiGroups: \[''\]\n {4}resources: \[pods\/log\]\n {4}verbs: \[get\]\n/, '')
-  expect(role).not.toContain('pods/log')
-  const file = join(mkdtempSync(join(tmpdir(), 'rbac-')), 'rbac.yaml')
-  writeFileSync(file, role)
-  expect(kubectl('create', 'serviceaccount', 'deployer', '-n', ns).code).toBe(0)
-  expect(kubectl('apply', '-f', file).code).toBe(0)
-  const token = kubectl('create', 'token', 'deployer', '-n', ns, '--duration', '1h').stdout.trim()
-  const cluster = kubeConfig().getCurrentCluster()
-  const kc = new KubeConfig()
-  kc.loadFromOptions({
-    clusters: [{ name: 'c', server: cluster?.server ?? '', caData: cluster?.caData }],
-    users: [{ name: 'deployer', token }],
-    contexts: [{ name: 'deployer', cluster: 'c', user: 'deployer', namespace: ns }],
-    currentContext: 'deployer'
-  })
-  return kc.exportConfig()
+async function withoutPodsLog(): Promise<string> {
+  const rbac = exampleRbac(ns).replace(/ {2}- apiGroups: \[''\]\n {4}resources: \[pods\/log\]\n {4}verbs: \[get\]\n/, '')
+  expect(rbac).not.toContain('pods/log')
+  await createServiceAccount(ns, 'deployer', { yaml: rbac })
+  return tokenKubeconfig(ns, 'deployer').kubeconfig
 }
 
 describe('a log that cannot be read', () => {
   test('forbidden (no pods/log): the failed Job is kept, the step fails saying why; with on-log-failure: delete it is deleted, with a warning', async () => {
     const name = `${release}-migrate`
     const { pod } = await failedReleaseJob(name)
-    const kubeconfig = withoutPodsLog()
+    const kubeconfig = await withoutPodsLog()
     const kept = await runAction({ release, namespace: ns, kubeconfig }, { env: { KUBECONFIG: '/nonexistent' } })
     expectNoStackTrace(kept)
     expect(kept.code).toBe(1)

@@ -3,7 +3,7 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { outputNames, runAction, WORKFLOW_RUN_ENV, WORKFLOW_RUN_URL, type ActionRun } from './action.ts'
+import { expectSucceeded, outputNames, runAction, WORKFLOW_RUN_ENV, WORKFLOW_RUN_URL, type ActionRun } from './action.ts'
 import { batchApi, coreApi, createJob, eventually, getJob, jobCondition, kubectl, waitForJobCondition, type CommandResult } from './cluster/testenv.ts'
 import { pinnedKubernetesVersion } from './cluster/cluster.ts'
 import type { V1Pod } from '@kubernetes/client-node'
@@ -22,10 +22,6 @@ function install(values: Record<string, string>): void {
 }
 
 const upgrade = (values: Record<string, string>): CommandResult => helmChart('upgrade', ns, values)
-
-function expectSucceeded(run: ActionRun): void {
-  expect({ code: run.code, errors: run.stdout.split('\n').filter((l) => l.startsWith('::error')) }).toEqual({ code: 0, errors: [] })
-}
 
 /** A Job of the release as Helm would have left it, whose pod is held Running. */
 async function runningReleaseJob(name: string): Promise<string> {

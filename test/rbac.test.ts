@@ -1,16 +1,15 @@
 // The README's minimal Role (examples/rbac.yaml) is enough for every phase: each runs here with
 // a ServiceAccount bound to exactly that Role, its kubeconfig passed through the kubeconfig input.
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { KubeConfig } from '@kubernetes/client-node'
 import { outputNames, runAction } from './action.ts'
 import { pinnedKubernetesVersion } from './cluster/cluster.ts'
-import { createNamespace, deleteNamespace, getJob, kubeConfig, kubectl, waitForJobCondition } from './cluster/testenv.ts'
+import { createNamespace, deleteNamespace, getJob, kubectl, waitForJobCondition } from './cluster/testenv.ts'
 import { createDecoys, missingDecoys, type Decoy } from './decoys.ts'
 import { helmChart, release } from './scenario.ts'
+import { createServiceAccount, exampleRbac, tokenKubeconfig } from './service-account.ts'
 
-const root = join(import.meta.dirname, '..')
 let ns: string
 let otherNs: string
 let decoys: Decoy[]
@@ -21,26 +20,10 @@ beforeAll(async () => {
   ns = await createNamespace('rbac')
   otherNs = await createNamespace('rbac-other')
   decoys = await createDecoys(ns, otherNs, release)
-  const role = readFileSync(join(root, 'examples', 'rbac.yaml'), 'utf8').replaceAll('namespace: production', `namespace: ${ns}`)
-  const file = join(mkdtempSync(join(tmpdir(), 'rbac-')), 'rbac.yaml')
-  writeFileSync(file, role)
-  expect(kubectl('create', 'serviceaccount', 'deployer', '-n', ns).code).toBe(0)
-  const applied = kubectl('apply', '-f', file)
-  expect(applied.stderr).toBe('')
-  const created = kubectl('create', 'token', 'deployer', '-n', ns, '--duration', '1h')
-  expect(created.code).toBe(0)
-  token = created.stdout.trim()
-  // The admin kubeconfig's cluster, with the ServiceAccount's token as the only credential.
-  const admin = kubeConfig()
-  const cluster = admin.getCurrentCluster()
-  const kc = new KubeConfig()
-  kc.loadFromOptions({
-    clusters: [{ name: 'c', server: cluster?.server ?? '', caData: cluster?.caData }],
-    users: [{ name: 'deployer', token }],
-    contexts: [{ name: 'deployer', cluster: 'c', user: 'deployer', namespace: ns }],
-    currentContext: 'deployer'
-  })
-  kubeconfigYaml = kc.exportConfig()
+  await createServiceAccount(ns, 'deployer', { yaml: exampleRbac(ns) })
+  const credentials = tokenKubeconfig(ns, 'deployer')
+  token = credentials.token
+  kubeconfigYaml = credentials.kubeconfig
 })
 
 afterAll(async () => {

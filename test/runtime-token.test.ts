@@ -6,10 +6,10 @@
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { RbacAuthorizationV1Api } from '@kubernetes/client-node'
-import { outputNames, runAction, WORKFLOW_RUN_ENV } from './action.ts'
-import { coreApi, kubeConfig, testCluster } from './cluster/testenv.ts'
+import { expectSucceeded, outputNames, runAction, WORKFLOW_RUN_ENV } from './action.ts'
+import { kubeConfig, testCluster } from './cluster/testenv.ts'
 import { finishedReleaseJob, release, useScenario } from './scenario.ts'
+import { createServiceAccount } from './service-account.ts'
 
 const scenario = useScenario('runtime-token')
 
@@ -25,17 +25,7 @@ test('an exec plugin’s token, made at run time: ::add-mask:: as soon as it is 
   const ns = scenario.ns
   await finishedReleaseJob(ns, `${release}-seed`)
   // The plugin's identity: a ServiceAccount with every right in the namespace (cluster-admin, bound there).
-  await coreApi().createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: 'deployer' } } })
-  await kubeConfig()
-    .makeApiClient(RbacAuthorizationV1Api)
-    .createNamespacedRoleBinding({
-      namespace: ns,
-      body: {
-        metadata: { name: 'deployer' },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
-        subjects: [{ kind: 'ServiceAccount', name: 'deployer', namespace: ns }]
-      }
-    })
+  await createServiceAccount(ns, 'deployer', { clusterRole: 'cluster-admin' })
   const dir = mkdtempSync(join(tmpdir(), 'runtime-token-'))
   const issued = join(dir, 'issued-tokens')
   const plugin = join(dir, 'credential-plugin.sh')
@@ -66,7 +56,7 @@ test('an exec plugin’s token, made at run time: ::add-mask:: as soon as it is 
   )
   const logsDir = join(dir, 'logs')
   const run = await runAction({ kubeconfig, release, 'logs-dir': logsDir, 'harvest-logs': 'all' }, { env: { ...WORKFLOW_RUN_ENV, KUBECONFIG: '/nonexistent' } })
-  expect({ code: run.code, errors: run.stdout.match(/^::error::.*$/gm) }).toEqual({ code: 0, errors: null })
+  expectSucceeded(run)
   expect(outputNames(run, 'pruned')).toEqual([`${release}-seed`]) // the plugin's token worked
   const tokens = readFileSync(issued, 'utf8').split('\n').filter(Boolean)
   expect(tokens.length).toBeGreaterThanOrEqual(1)

@@ -1,17 +1,14 @@
 // What every scenario test shares: the sample chart and its release, and a pair of namespaces
 // with decoys that must survive each test.
 import { join } from 'node:path'
-import { createJob, createNamespace, deleteNamespace, helm, helmMajor, waitForJobCondition, type CommandResult } from './cluster/testenv.ts'
+import { createJob, createNamespace, deleteNamespace, helm, helmAnnotations, helmMajor, waitForJobCondition, type CommandResult } from './cluster/testenv.ts'
 import { createDecoys, missingDecoys, type Decoy } from './decoys.ts'
 
 export const chart = join(import.meta.dirname, 'chart', 'migrate-demo')
 export const release = 'app'
 
-/** The annotations Helm 3 puts on every object of `release` in `namespace`. */
-export const releaseAnnotations = (namespace: string): Record<string, string> => ({
-  'meta.helm.sh/release-name': release,
-  'meta.helm.sh/release-namespace': namespace
-})
+/** The annotations Helm puts on every object of `release` in `namespace`. */
+export const releaseAnnotations = (namespace: string): Record<string, string> => helmAnnotations(release, namespace)
 
 /** helm install|upgrade|template of the sample chart as `release`, with `--set` values. */
 export function helmChart(

@@ -7,7 +7,8 @@
 // body, which would charge each of job-sweeper's precondition deletes a TLS handshake.
 import { BatchV1Api, CoreV1Api, KubeConfig, Observable, type RequestContext, type ResponseContext } from '@kubernetes/client-node'
 import type { Cluster } from '../cluster/cluster.ts'
-import { jobManifest, type TestJob } from '../cluster/testenv.ts'
+import { helmAnnotations, type TestJob } from '../cluster/testenv.ts'
+import { checkLeft, createDecoyJobs } from './decoys.ts'
 import { createFinishedJobs } from './finished-jobs.ts'
 import { CLI, measure, mustSucceed, type Measured } from './measure.ts'
 
@@ -25,16 +26,12 @@ export interface PruneFigures {
 
 const RELEASE = 'app'
 const LABELS = { 'app.kubernetes.io/instance': RELEASE }
-const annotations = (namespace: string): Record<string, string> => ({
-  'meta.helm.sh/release-name': RELEASE,
-  'meta.helm.sh/release-namespace': namespace
-})
 
 /** Jobs beside the targets that no one may touch: another release, a hook of `app`, a running Job. */
 function decoys(namespace: string): TestJob[] {
   return [
-    { namespace, name: 'other-release-migrate', annotations: { ...annotations(namespace), 'meta.helm.sh/release-name': 'other' } },
-    { namespace, name: 'app-pre-upgrade-hook', labels: LABELS, annotations: { ...annotations(namespace), 'helm.sh/hook': 'pre-upgrade' } },
+    { namespace, name: 'other-release-migrate', annotations: helmAnnotations('other', namespace) },
+    { namespace, name: 'app-pre-upgrade-hook', labels: LABELS, annotations: helmAnnotations(RELEASE, namespace, 'pre-upgrade') },
     { namespace, name: 'unrelated-running', behaviour: 'hold' }
   ]
 }
@@ -69,10 +66,6 @@ async function rawDeletes(kc: KubeConfig, namespace: string, names: string[], co
   return performance.now() - started
 }
 
-async function remainingJobs(batch: BatchV1Api, namespace: string): Promise<string[]> {
-  return (await batch.listNamespacedJob({ namespace })).items.map((j) => `${j.metadata?.name}/${j.metadata?.uid}`)
-}
-
 export async function benchPrune(cluster: Cluster, n: number, log: (line: string) => void): Promise<PruneFigures> {
   const kc = new KubeConfig()
   kc.loadFromFile(cluster.kubeconfig)
@@ -85,14 +78,12 @@ export async function benchPrune(cluster: Cluster, n: number, log: (line: string
     const setupStarted = performance.now()
     const created = await Promise.all(
       [nsSweeper, nsKubectl, nsRaw].map((namespace) =>
-        createFinishedJobs(kc, namespace, n, { prefix: 'app-migrate', labels: LABELS, annotations: annotations(namespace), concurrency: 20, log })
+        createFinishedJobs(kc, namespace, n, { prefix: 'app-migrate', labels: LABELS, annotations: helmAnnotations(RELEASE, namespace), concurrency: 20, log })
       )
     )
     const setupMs = performance.now() - setupStarted
     const decoyJobs = decoys(nsSweeper)
-    const decoyUids = new Map<string, string>()
-    for (const job of decoyJobs)
-      decoyUids.set(job.name, (await batch.createNamespacedJob({ namespace: nsSweeper, body: jobManifest(job) })).metadata?.uid ?? '')
+    const kept = await createDecoyJobs(batch, decoyJobs)
     log(`${3 * n} finished Jobs set up in ${(setupMs / 1000).toFixed(1)}s`)
 
     const env = { KUBECONFIG: cluster.kubeconfig }
@@ -116,15 +107,9 @@ export async function benchPrune(cluster: Cluster, n: number, log: (line: string
     const raw = { wallMs: rawMs, requests: created[2].names.length, concurrency }
 
     // Every target gone, every decoy still there with its UID: the figures count only if the work was right.
-    for (const [namespace, expected] of [
-      [nsSweeper, [...decoyUids].map(([name, uid]) => `${name}/${uid}`)],
-      [nsKubectl, []],
-      [nsRaw, []]
-    ] as const) {
-      const left = (await remainingJobs(batch, namespace)).sort()
-      if (JSON.stringify(left) !== JSON.stringify([...expected].sort()))
-        throw new Error(`after the prune, ${namespace} holds ${left.length} Jobs: ${left.slice(0, 5).join(', ')}`)
-    }
+    await checkLeft(batch, nsSweeper, kept, 'the prune')
+    await checkLeft(batch, nsKubectl, [], 'the prune')
+    await checkLeft(batch, nsRaw, [], 'the prune')
     return { jobs: n, setupMs, sweeper, kubectl, raw, decoys: decoyJobs.length }
   } finally {
     for (const namespace of [nsSweeper, nsKubectl, nsRaw]) await core.deleteNamespace({ name: namespace }).catch(() => undefined)

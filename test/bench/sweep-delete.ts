@@ -11,6 +11,7 @@ import type { Cluster } from '../cluster/cluster.ts'
 import { jobManifest, type TestJob } from '../cluster/testenv.ts'
 import { DEFAULT_CLIENT_OPTIONS } from '../../src/kube/client.ts'
 import { Rest } from '../../src/kube/rest.ts'
+import { checkLeft, createDecoyJobs } from './decoys.ts'
 import { CLI, measure, mustSucceed, type Measured } from './measure.ts'
 
 /** What the deleting sweep benchmark measured. */
@@ -94,8 +95,7 @@ export async function benchSweepDelete(cluster: Cluster, n: number, log: (line: 
       { namespace: nsSweeper, name: 'decoy-other-label', labels: { [LABEL]: 'other' }, annotations: { 'job-sweeper.io/ttl': '1s' } },
       { namespace: nsSweeper, name: 'decoy-never', labels: { [LABEL]: 'delete' }, annotations: { 'job-sweeper.io/ttl': 'never' } }
     ]
-    const decoyUids = new Map<string, string>()
-    for (const job of decoys) decoyUids.set(job.name, (await batch.createNamespacedJob({ namespace: nsSweeper, body: jobManifest(job) })).metadata?.uid ?? '')
+    const kept = await createDecoyJobs(batch, decoys)
     log(`${2 * n} finished Jobs set up in ${(setupMs / 1000).toFixed(1)}s; job-sweeper sweep …`)
 
     const env = { KUBECONFIG: cluster.kubeconfig }
@@ -109,12 +109,8 @@ export async function benchSweepDelete(cluster: Cluster, n: number, log: (line: 
     const rawMs = await rawDeletes(kc, nsRaw, rawNames)
 
     // Every target gone, every decoy still there with its UID: the figures count only if the work was right.
-    const left = (await batch.listNamespacedJob({ namespace: nsSweeper })).items.map((j) => `${j.metadata?.name}/${j.metadata?.uid}`).sort()
-    const expected = [...decoyUids].map(([name, uid]) => `${name}/${uid}`).sort()
-    if (JSON.stringify(left) !== JSON.stringify(expected))
-      throw new Error(`after the sweep, ${nsSweeper} holds ${left.length} Jobs: ${left.slice(0, 5).join(', ')}`)
-    const rawLeft = (await batch.listNamespacedJob({ namespace: nsRaw, limit: 1 })).items.length
-    if (rawLeft !== 0) throw new Error(`after the raw DELETEs, ${nsRaw} still holds Jobs`)
+    await checkLeft(batch, nsSweeper, kept, 'the sweep')
+    await checkLeft(batch, nsRaw, [], 'the raw DELETEs')
     return {
       jobs: n,
       setupMs,

@@ -65,6 +65,11 @@ function neverStart(behaviour: PodBehaviour | undefined, image: string): { label
   }
 }
 
+/** The annotations Helm puts on every object of `release` in `namespace`; with `hook`, on a hook of that release. */
+export function helmAnnotations(release: string, namespace: string, hook?: string): Record<string, string> {
+  return { 'meta.helm.sh/release-name': release, 'meta.helm.sh/release-namespace': namespace, ...(hook ? { 'helm.sh/hook': hook } : {}) }
+}
+
 export interface TestJob {
   name: string
   namespace: string
