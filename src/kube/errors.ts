@@ -1,6 +1,5 @@
 // client-node's errors: ApiException carries the HTTP code and a body that is a JSON string
 // (a Kubernetes Status); network failures are plain errors without a code.
-import { STATUS_CODES } from 'node:http'
 
 /**
  * The HTTP status of an API error (ApiException's `code`, a watch error's `statusCode`), or
@@ -29,11 +28,6 @@ export function apiErrorMessage(e: unknown): string {
     return body.message
   }
   if (!(e instanceof Error)) return String(e)
-  // client-node's Log throws an ApiException without the Status body, whose message is a dump of
-  // the code, 'Body: undefined' and every response header, on several lines: the code's name is
-  // all it knows.
-  const code = statusCode(e)
-  if (code !== undefined && e.message.startsWith('HTTP-Code: ')) return STATUS_CODES[code] ?? `HTTP ${code}`
   // Network failures (fetch failed) carry the reason, like ECONNREFUSED, in their cause.
   const cause = (e as { cause?: unknown }).cause
   return cause instanceof Error && !e.message.includes(cause.message) ? `${e.message} (${cause.message})` : e.message
