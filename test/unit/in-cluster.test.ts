@@ -49,8 +49,18 @@ test('in a pod: the service-account token itself is a secret to mask, not the pa
 })
 
 test('a kubeconfig wins over the pod’s service account, as with kubectl', () => {
-  const kubeconfig = process.env.KUBECONFIG ?? ''
-  expect(kubeconfig).not.toBe('')
+  const kubeconfig = join(mkdtempSync(join(tmpdir(), 'kubeconfig-')), 'config')
+  writeFileSync(
+    kubeconfig,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'local', cluster: { server: 'https://127.0.0.1:6443' } }],
+      users: [{ name: 'me', user: { token: 'not-a-real-token' } }],
+      contexts: [{ name: 'local', context: { cluster: 'local', user: 'me' } }],
+      'current-context': 'local'
+    })
+  )
   const kc = loadWith({
     HOME: emptyHome(),
     KUBECONFIG: kubeconfig,
