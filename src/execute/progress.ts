@@ -10,7 +10,7 @@ export function startProgress(info: (message: string) => void, line: () => strin
   const started = clock.now()
   const stopped = new AbortController()
   const next = (): void =>
-    void clock.sleep(EVERY_MS, stopped.signal).then(
+    void clock.sleep(EVERY_MS, stopped.signal, true).then(
       () => {
         info(`${formatDuration((clock.now() - started) / 1000)}: ${line()}`)
         next()

@@ -8,8 +8,11 @@ import { sleep } from './retry.ts'
 export interface Clock {
   /** Milliseconds since the epoch. */
   now(): number
-  /** Resolves after `ms`; rejects with RunCancelled at once when `signal` is (or becomes) aborted. */
-  sleep(ms: number, signal?: AbortSignal): Promise<void>
+  /**
+   * Resolves after `ms`; rejects with RunCancelled at once when `signal` is (or becomes) aborted.
+   * A `background` wait (a Lease renewal, a progress line) does not keep the process alive.
+   */
+  sleep(ms: number, signal?: AbortSignal, background?: boolean): Promise<void>
 }
 
 /** The machine's clock and timers. */

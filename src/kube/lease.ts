@@ -111,7 +111,7 @@ export class HeldLease {
   /** The next renewal, RENEW_EVERY_MS after the previous one settled (a slow one is never overlapped). */
   private schedule(): void {
     if (this.released || this.lost) return
-    this.clock.sleep(RENEW_EVERY_MS, this.timer.signal).then(
+    this.clock.sleep(RENEW_EVERY_MS, this.timer.signal, true).then(
       () => {
         this.renewing = this.renew().finally(() => this.schedule())
       },

@@ -43,8 +43,11 @@ export function cancelledBy(signal: AbortSignal): RunCancelled {
   return signal.reason instanceof RunCancelled ? signal.reason : new RunCancelled('the run was cancelled')
 }
 
-/** Waits `ms`; rejects with RunCancelled at once when `signal` is (or becomes) aborted. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+/**
+ * Waits `ms`; rejects with RunCancelled at once when `signal` is (or becomes) aborted. A
+ * `background` wait (a renewal, a progress line) does not by itself keep the process alive.
+ */
+export function sleep(ms: number, signal?: AbortSignal, background = false): Promise<void> {
   if (signal?.aborted) return Promise.reject(cancelledBy(signal))
   return new Promise((resolve, reject) => {
     const done = (): void => {
@@ -52,6 +55,7 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
       resolve()
     }
     const timer = setTimeout(done, ms)
+    if (background) timer.unref()
     const cancel = (): void => {
       clearTimeout(timer)
       reject(cancelledBy(signal as AbortSignal))

@@ -1,7 +1,7 @@
 // What the retry policy takes for transient, and how it gives up: no cluster needed.
 import { ApiException } from '@kubernetes/client-node'
 import { apiErrorMessage, statusCode } from '../../src/kube/errors.ts'
-import { ClusterUnreachable, isTransient, RetriesExhausted, withRetry } from '../../src/kube/retry.ts'
+import { ClusterUnreachable, isTransient, RetriesExhausted, sleep, withRetry } from '../../src/kube/retry.ts'
 
 const api = (code: number): ApiException<string> => new ApiException(code, 'x', JSON.stringify({ message: `HTTP ${code}` }), {})
 const network = (code: string): Error => Object.assign(new TypeError('fetch failed'), { cause: Object.assign(new Error(`read ${code}`), { code }) })
@@ -104,4 +104,16 @@ test('withRetry blames the request, not the cluster, when the API server answere
 
 test('an API error reads as its Status message', () => {
   expect(apiErrorMessage(api(404))).toBe('HTTP 404')
+})
+
+test('a background sleep (a Lease renewal, a progress line) does not keep the process alive; an ordinary one does', async () => {
+  const timers = (): number => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length
+  const before = timers()
+  const stop = new AbortController()
+  const background = sleep(60_000, stop.signal, true).catch(() => undefined)
+  expect(timers()).toBe(before)
+  const ordinary = sleep(60_000, stop.signal).catch(() => undefined) // positive control
+  expect(timers()).toBe(before + 1)
+  stop.abort()
+  await Promise.all([background, ordinary])
 })
