@@ -14,6 +14,8 @@ import { failureReason } from '../observe/job-failure.ts'
 import type { PlannedJob } from '../plan/plan.ts'
 import { redact } from '../text/secrets.ts'
 
+/** Jobs followed at most: the log stays readable, and the API server keeps a connection per container followed. */
+export const MAX_FOLLOWED_JOBS = 20
 /** How long the run's end waits for the last failure reasons to be read (one pod list each). */
 const EXPLAIN_WAIT_MS = 5000
 
@@ -54,6 +56,8 @@ export class LiveLogs {
   private readonly jobs = new Map<string, Followed>()
   private readonly explaining = new Set<Promise<void>>()
   private stopped = false
+  /** Waited Jobs beyond MAX_FOLLOWED_JOBS: not followed, said once. */
+  private notFollowed = 0
   private readonly client: JobsClient
   private readonly options: LiveOptions
 
@@ -66,6 +70,11 @@ export class LiveLogs {
   /** Follows the logs of the Job's containers once its pods show them started (see pods()). */
   follow(p: PlannedJob): void {
     if (!this.options.stream || this.stopped || this.jobs.has(p.uid)) return
+    if (this.jobs.size >= MAX_FOLLOWED_JOBS) {
+      if (this.notFollowed++ === 0)
+        this.options.info(`live logs: the first ${MAX_FOLLOWED_JOBS} Jobs waited on are followed, no more (their saved logs are not affected)`)
+      return
+    }
     this.jobs.set(p.uid, {
       namespace: p.namespace,
       key: `${p.namespace}/${p.name}`,

@@ -3,6 +3,7 @@
 // job/pod/container, capped at max-log-bytes, masked; stream-logs: false prints none; a follow that
 // fails is a warning and holds nothing up; a cancelled run ends every follow; a failed Job's reason.
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node'
+import { MAX_FOLLOWED_JOBS } from '../../src/execute/live.ts'
 import { RunCancelled } from '../../src/kube/retry.ts'
 import { secretMasker } from '../../src/text/secrets.ts'
 import { executorOf, type Executor } from '../fake/executor.ts'
@@ -164,4 +165,23 @@ test('a waited Job that fails: the run’s log says why, from its condition and 
     'Job prod/app-migrate failed: BackoffLimitExceeded (its pods failed more often than backoffLimit allows); pod app-migrate-x1: container main OOMKilled (exit code 137)'
   )
   expect(at(ex, 'Job prod/app-migrate failed:')).toBeGreaterThan(at(ex, 'Job prod/app-migrate finished: failed'))
+})
+
+test(`at most ${MAX_FOLLOWED_JOBS} waited Jobs are followed; the run's log says so once`, async () => {
+  const jobs = Array.from({ length: MAX_FOLLOWED_JOBS + 5 }, (_, i) =>
+    newJob({ name: `app-m${String(i).padStart(2, '0')}`, release: 'app', status: 'running' })
+  )
+  const ex = executorOf(preInputs, jobs)
+  for (const job of jobs) ex.client.addPod(job, pod(`${job.metadata?.name}-p`), { main: 'hello\n' })
+  void ex.clock.sleep(60_000).then(() => {
+    for (const job of jobs) ex.client.finish('prod', job.metadata?.name ?? '', 'Complete')
+  })
+  const result = await ex.execute()
+  expect(result.errors).toEqual([])
+  expect(ex.client.callsOf('followLog')).toHaveLength(MAX_FOLLOWED_JOBS)
+  expect(ex.log.filter((l) => l.includes(' | hello'))).toHaveLength(MAX_FOLLOWED_JOBS)
+  expect(ex.log.filter((l) => l.startsWith('live logs: '))).toEqual([
+    `live logs: the first ${MAX_FOLLOWED_JOBS} Jobs waited on are followed, no more (their saved logs are not affected)`
+  ])
+  expect(result.outcomes.filter((o) => o.result === 'pruned')).toHaveLength(MAX_FOLLOWED_JOBS + 5)
 })
