@@ -185,3 +185,20 @@ test(`at most ${MAX_FOLLOWED_JOBS} waited Jobs are followed; the run's log says 
   ])
   expect(result.outcomes.filter((o) => o.result === 'pruned')).toHaveLength(MAX_FOLLOWED_JOBS + 5)
 })
+
+test('post with wait-for-jobs: a new Job that fails past its deadline says so (DeadlineExceeded), and the step still fails on it', async () => {
+  const ex = executorOf(postInputs, [migrate])
+  const killed: V1ContainerStatus = { ...runningMain, ready: false, state: { terminated: { exitCode: 143, reason: 'Error', signal: 15 } } }
+  ex.client.addPod(migrate, pod('app-migrate-x1', [killed], 'Failed'))
+  void ex.clock.sleep(60_000).then(() =>
+    ex.client.update('prod', 'app-migrate', (job) => {
+      job.status = { failed: 1, conditions: [{ type: 'Failed', status: 'True', reason: 'DeadlineExceeded', lastTransitionTime: new Date(ex.clock.now()) }] }
+    })
+  )
+  const result = await ex.execute()
+  expect(ex.log).toContain('Job prod/app-migrate finished: failed')
+  expect(ex.log).toContain(
+    'Job prod/app-migrate failed: DeadlineExceeded (it ran longer than activeDeadlineSeconds); pod app-migrate-x1: container main exit code 143, signal 15'
+  )
+  expect(result.errors).toEqual(['Job prod/app-migrate failed; kept for failure-grace 1d so it can be inspected'])
+})
