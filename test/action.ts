@@ -64,7 +64,7 @@ export function parseFileCommands(text: string): Record<string, string> {
 /** Runs one step of the action: `main` (default) or `post` with the state `main` saved. */
 export async function runAction(
   inputs: Record<string, string>,
-  options: { post?: ActionRun; env?: Record<string, string>; signal?: SignalMidRun } = {}
+  options: { post?: ActionRun; env?: Record<string, string>; signal?: SignalMidRun; onOutput?: (text: string) => void } = {}
 ): Promise<ActionRun> {
   const dir = mkdtempSync(join(tmpdir(), 'job-sweeper-step-'))
   const files = { GITHUB_OUTPUT: join(dir, 'output'), GITHUB_STEP_SUMMARY: join(dir, 'summary'), GITHUB_STATE: join(dir, 'state') }
@@ -82,8 +82,8 @@ export async function runAction(
   let stdout = ''
   let stderr = ''
   const mid = signalMidRun(child, options.signal)
-  child.stdout.on('data', (c: Buffer) => ((stdout += c.toString()), mid.feed(c.toString())))
-  child.stderr.on('data', (c: Buffer) => ((stderr += c.toString()), mid.feed(c.toString())))
+  child.stdout.on('data', (c: Buffer) => ((stdout += c.toString()), mid.feed(c.toString()), options.onOutput?.(c.toString())))
+  child.stderr.on('data', (c: Buffer) => ((stderr += c.toString()), mid.feed(c.toString()), options.onOutput?.(c.toString())))
   const code = await new Promise<number>((resolve) => child.on('close', (c) => resolve(c ?? -1)))
   const sentAt = mid.sentAt()
   return {

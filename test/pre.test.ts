@@ -126,6 +126,42 @@ describe('a conflicting Job still running', () => {
     expect(run.summary).toMatch(new RegExp(`^\\| ${name} \\| succeeded \\| waited, then pruned \\| \\d\\d:\\d\\d:\\d\\d UTC \\(\\d+s ago\\) \\|`, 'm'))
   })
 
+  test("wait: its pod's log lines appear in the step's log while it runs (the hold is released only once they did), each prefixed namespace/job/pod/container", async () => {
+    const name = `${release}-migrate`
+    await runningReleaseJob(name)
+    let live = ''
+    const pending = runAction({ release, namespace: ns, 'on-running': 'wait', 'wait-timeout': '2m' }, { onOutput: (t) => (live += t) })
+    const streamed = new RegExp(`^${ns}/${name}/${name}-[a-z0-9]+/main \\| (.* )?migrate: connecting to database$`, 'm')
+    // The Job is still held Running: only the live follow can have printed its log by now.
+    await eventually(
+      'the live log line',
+      async () => live,
+      (out) => streamed.test(out),
+      60_000
+    )
+    expect(jobCondition(await getJob(ns, name))).toBeUndefined()
+    releaseHold(name)
+    const run = await pending
+    expectSucceeded(run)
+    expect(run.stdout).toMatch(new RegExp(`^${ns}/${name}/${name}-[a-z0-9]+/main \\| (.* )?migrate: ERROR: relation "tuples" already exists$`, 'm'))
+    expect(run.stdout.indexOf('migrate: connecting to database')).toBeLessThan(run.stdout.indexOf(`Job ${ns}/${name} finished: succeeded`))
+    expect(outputNames(run, 'pruned')).toEqual([name])
+  })
+
+  test('wait with stream-logs: false: no log line in the step (the run above, streaming on, is the control)', async () => {
+    const name = `${release}-migrate`
+    await runningReleaseJob(name)
+    const pending = runAction({ release, namespace: ns, 'on-running': 'wait', 'wait-timeout': '2m', 'stream-logs': 'false' })
+    // Longer than the pods' 5 s poll that starts the follows, so a follow would have printed.
+    await new Promise((r) => setTimeout(r, 12_000))
+    releaseHold(name)
+    const run = await pending
+    expectSucceeded(run)
+    expect(run.stdout).toContain(`Job ${ns}/${name} finished: succeeded`)
+    expect(run.stdout).not.toContain('migrate: connecting to database')
+    expect(outputNames(run, 'pruned')).toEqual([name])
+  })
+
   test('fail: fails naming it and deletes nothing', async () => {
     const name = `${release}-migrate`
     const uid = await runningReleaseJob(name)

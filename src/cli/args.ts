@@ -10,7 +10,7 @@ import { isKubeconfigPath } from '../settings/kubeconfig-input.ts'
 import { INPUT, PHASES, type Phase } from '../settings/settings.ts'
 
 /** Inputs that are true/false: a bare `--dry-run` means `--dry-run=true`. */
-const BOOLEAN_INPUTS: string[] = [INPUT.dryRun, INPUT.includeHooks, INPUT.allNamespaces, INPUT.failOnJobFailure, INPUT.maskLogTails]
+const BOOLEAN_INPUTS: string[] = [INPUT.dryRun, INPUT.includeHooks, INPUT.allNamespaces, INPUT.failOnJobFailure, INPUT.maskLogTails, INPUT.streamLogs]
 /** Inputs the CLI does not take: the phase is the command. */
 const NOT_FLAGS: string[] = [INPUT.phase]
 /** The CLI's flag naming the environment variable that holds the kubeconfig's content. */
@@ -112,7 +112,8 @@ Logs:
   --logs-dir DIR          where logs go: DIR/<namespace>/<job>/<pod>/<container>.log
   --on-log-failure WHAT   keep (default: keep the Job, fail) or delete, when logs cannot be saved
   --max-log-bytes SIZE    most saved per container log (default 10Mi): 10Mi, 10MiB, 512Ki, bytes
-  --mask-log-tails BOOL   hide the kubeconfig's secrets in the summary's log tails (default true)`
+  --mask-log-tails BOOL   hide the kubeconfig's secrets in the summary's log tails (default true)
+  --stream-logs BOOL      print waited Jobs' logs as they are written (default true)`
 
 const USAGE: Record<Phase | 'all', string> = {
   all: `Usage: job-sweeper <command> [flags]

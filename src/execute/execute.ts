@@ -17,6 +17,7 @@ import type { Settings } from '../settings/settings.ts'
 import { someNames } from '../text/shorten.ts'
 import { CANCELLED, deleteAction, isUnreachable, stoppedBy, ttlAction, UNREACHABLE, type ActionContext } from './actions.ts'
 import { outcome, type ExecuteContext, type JobOutcome, type RunResult } from './outcome.ts'
+import { LiveLogs } from './live.ts'
 import { startProgress } from './progress.ts'
 import { StartPoller } from './start-poll.ts'
 
@@ -104,15 +105,26 @@ export async function execute(plan: Plan, client: JobsClient, settings: Settings
   }
   const queue = new PQueue({ concurrency: settings.concurrency })
   const watches = new Watches(client, plan, clock, ctx.signal)
-  const starts = new StartPoller(client, settings.stuckAfterSeconds, undefined, clock)
+  const live = new LiveLogs(client, {
+    stream: settings.streamLogs,
+    limitBytes: settings.maxLogBytes,
+    mask: settings.maskLogTails,
+    info: ctx.info,
+    warnings: result.warnings,
+    clock,
+    signal: ctx.signal
+  })
+  // The pods listed to find Jobs that never start also say which containers' logs to follow.
+  const starts = new StartPoller(client, settings.stuckAfterSeconds, undefined, clock, (uid, pods) => live.pods(uid, pods))
   const outcomes = new Map<string, JobOutcome>(plan.jobs.filter((p) => p.action === 'keep').map((p) => [key(p), outcome(p, 'kept')]))
-  const execution = { actions, queue, watches, starts, outcomes, settings, plan, result }
+  const execution = { actions, queue, watches, starts, live, outcomes, settings, plan, result }
   try {
     if (plan.phase === 'post') await post(execution)
     else if (!(await prune(execution))) return cancelled(result, ctx)
   } finally {
     starts.stop()
     watches.stop()
+    await live.stop()
     await events.onIdle()
   }
   result.outcomes = [...outcomes.values()].sort((a, b) => a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name))
@@ -146,6 +158,8 @@ interface Execution {
   watches: Watches
   /** Lists the pods of the Jobs waited on, so that one that never starts ends its wait. */
   starts: StartPoller
+  /** Follows the waited Jobs' logs into the run's log, and says why one failed. */
+  live: LiveLogs
   outcomes: Map<string, JobOutcome>
   settings: Settings
   plan: Plan
@@ -176,7 +190,7 @@ async function onQueue(execution: Execution, jobs: PlannedJob[], verb: string, a
 
 /** Pre and sweep: wait for running Jobs (all or nothing), delete, and (pre) wait until they are gone. */
 async function prune(execution: Execution): Promise<boolean> {
-  const { plan, settings, watches, starts, actions, result } = execution
+  const { plan, settings, watches, starts, live, actions, result } = execution
   const toDelete = plan.jobs.filter((p) => p.action === 'delete')
   const toWait = plan.jobs.filter((p) => p.action === 'wait')
   if (toWait.length > 0) {
@@ -191,9 +205,11 @@ async function prune(execution: Execution): Promise<boolean> {
     )
     const settled = await Promise.allSettled(
       toWait.map(async (p) => {
+        live.follow(p)
         const job = await watches.waitUnlessStuck(p, starts, (j) => !stillRunning(j), timeout * 1000)
         pending.delete(key(p))
         actions.info(`Job ${key(p)} ${ended(job)}`)
+        if (job && jobStatus(job) === 'failed') live.explain(p, job)
         return job
       })
     ).finally(stop)
@@ -294,7 +310,7 @@ async function awaitGone(execution: Execution, deleted: PlannedJob[]): Promise<v
 
 /** Post: every Job gets a TTL at once (running ones the upper bound); waited ones then the exact one. */
 async function post(execution: Execution): Promise<void> {
-  const { plan, settings, watches, starts, actions, result, outcomes } = execution
+  const { plan, settings, watches, starts, live, actions, result, outcomes } = execution
   const act = plan.jobs.filter((p) => p.action === 'set-ttl' || p.action === 'wait')
   // First every Job gets a TTL, so none is left without one if the wait times out or is cancelled.
   await onQueue(execution, act, 'given a TTL', (p) => ttlAction(p, p.ttlSeconds ?? null, actions))
@@ -317,7 +333,10 @@ async function post(execution: Execution): Promise<void> {
         out.waited = true
         try {
           const began = actions.clock.now()
+          live.follow(p)
           const job = await watches.waitUnlessStuck(p, starts, (j) => !stillRunning(j), limit * 1000)
+          actions.info(`Job ${key(p)} ${ended(job)}`)
+          if (job && jobStatus(job) === 'failed') live.explain(p, job)
           const again = job && plan.redecide(job, new Date(actions.clock.now()), (actions.clock.now() - began) / 1000)
           if (!again) Object.assign(out, { result: 'gone', reason: 'deleted while it was waited for' })
           else if (again.action === 'set-ttl') {

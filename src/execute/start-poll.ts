@@ -2,6 +2,7 @@
 // image not pulled, its init container failing): the Job watch does not show pod states, so the
 // pods of the Jobs waited on are listed every few seconds, one list per namespace, and a Job that
 // is stuck by then ends its wait with its verdict.
+import type { V1Pod } from '@kubernetes/client-node'
 import { realClock, type Clock } from '../kube/clock.ts'
 import type { JobsClient } from '../kube/client.ts'
 import type { JobRecord } from '../kube/job-record.ts'
@@ -29,9 +30,18 @@ export class StartPoller {
   private readonly stuckAfterSeconds: number
   private readonly intervalMs: number
   private readonly clock: Clock
+  /** Gets each poll's pods of each Job polled (live.ts follows their logs). */
+  private readonly onPods: (uid: string, pods: V1Pod[]) => void
 
-  constructor(client: JobsClient, stuckAfterSeconds: number, intervalMs = START_POLL_MS, clock: Clock = realClock) {
+  constructor(
+    client: JobsClient,
+    stuckAfterSeconds: number,
+    intervalMs = START_POLL_MS,
+    clock: Clock = realClock,
+    onPods: (uid: string, pods: V1Pod[]) => void = () => {}
+  ) {
     this.client = client
+    this.onPods = onPods
     this.stuckAfterSeconds = stuckAfterSeconds
     this.intervalMs = intervalMs
     this.clock = clock
@@ -78,6 +88,7 @@ export class StartPoller {
         )
         const now = new Date(this.clock.now())
         for (const { uid, job, p } of jobs) {
+          this.onPods(uid, pods.get(uid) ?? [])
           const why = neverStarted(job, pods.get(uid) ?? [], now, this.stuckAfterSeconds)
           if (why) p.resolve({ ...job, neverStarted: why })
         }

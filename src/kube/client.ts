@@ -343,10 +343,18 @@ export class KubeJobsClient implements JobsClient {
     })
   }
 
+  followLog(namespace: string, pod: string, container: string, limitBytes: number, signal: AbortSignal): Promise<Readable> {
+    this.sent++
+    return this.openLog({ namespace, pod, container, previous: false, limitBytes, follow: true }, signal)
+  }
+
   /** A log read through the shared pool (not client-node's Log, which drops the Status of a refusal). */
-  private async openLog({ namespace, pod, container, previous, limitBytes }: LogQuery, signal: AbortSignal): Promise<Readable> {
+  private async openLog({ namespace, pod, container, previous, limitBytes, follow }: LogQuery, signal: AbortSignal): Promise<Readable> {
     try {
-      return await this.rest.stream(`/api/v1/namespaces/${seg(namespace)}/pods/${seg(pod)}/log`, { query: { container, previous, limitBytes }, signal })
+      return await this.rest.stream(`/api/v1/namespaces/${seg(namespace)}/pods/${seg(pod)}/log`, {
+        query: { container, previous, limitBytes, follow },
+        signal
+      })
     } catch (e) {
       const code = statusCode(e)
       if (code !== undefined && code < 500 && code !== 429) this.answeredAt = Date.now()

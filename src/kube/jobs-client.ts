@@ -1,5 +1,6 @@
 // JobsClient: the narrow interface job-sweeper needs from Kubernetes. Everything above src/kube/
 // takes it, not the library; client.ts is its one real implementation.
+import type { Readable } from 'node:stream'
 import type { V1Job, V1Pod } from '@kubernetes/client-node'
 import type { JobRecord } from './job-record.ts'
 import type { ClusterObjects, DeleteResult, Precondition } from './objects.ts'
@@ -62,6 +63,12 @@ export interface JobsClient extends ClusterObjects {
   listPodsOfJobs(namespace: string, jobUids: string[]): Promise<V1Pod[]>
   /** Streams a container's log to `file` (created 0600); `previous` reads the restart before the current one. */
   saveLog(namespace: string, pod: string, container: string, previous: boolean, limitBytes: number, file: string): Promise<SavedLog>
+  /**
+   * Follows a container's log (follow=true) from its start, at most `limitBytes` of it: the API
+   * server's answer as a stream, which ends when the container does; `signal` ends it at once.
+   * One attempt, no retry: a follow is for watching, the saved log is the record.
+   */
+  followLog(namespace: string, pod: string, container: string, limitBytes: number, signal: AbortSignal): Promise<Readable>
   /** Records a Kubernetes Event on the Job, once per Job and reason, so `kubectl get events` explains what happened. */
   recordEvent(job: JobRecord, event: JobEvent): Promise<void>
   /** API requests sent so far (each attempt counts), for the benchmark. */

@@ -15,6 +15,8 @@ export interface LogQuery {
   previous: boolean
   /** At most this many bytes of it. */
   limitBytes: number
+  /** Keep the answer open and send what the container writes next, until it ends. */
+  follow?: boolean
 }
 
 /** Which log, how much of it, and how long a silent stream is waited for. */

@@ -58,7 +58,7 @@ function failedInit(pods: V1Pod[]): string | undefined {
 }
 
 /** A waiting container's error as the kubelet reports it: ImagePullBackOff (the image), CreateContainerConfigError (why). */
-function waitingError(s: V1ContainerStatus, pod: V1Pod): string | undefined {
+export function waitingError(s: V1ContainerStatus, pod: V1Pod): string | undefined {
   const waiting = s.state?.waiting
   if (!waiting?.reason || PROGRESS_REASONS.has(waiting.reason) || waiting.reason === 'CrashLoopBackOff') return undefined
   const image = s.image || [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])].find((c) => c.name === s.name)?.image

@@ -20,6 +20,7 @@ export const INPUT = {
   onLogFailure: 'on-log-failure',
   maxLogBytes: 'max-log-bytes',
   maskLogTails: 'mask-log-tails',
+  streamLogs: 'stream-logs',
   logsDir: 'logs-dir',
   dryRun: 'dry-run',
   ttl: 'ttl',

@@ -96,6 +96,8 @@ export interface Settings {
   maxLogBytes: number
   /** Whether failed Jobs' log tails in the summary have the kubeconfig's secrets replaced by ***. */
   maskLogTails: boolean
+  /** While pre or post waits on running Jobs, their containers' logs are printed into the run's log as they are written. */
+  streamLogs: boolean
   /** Where logs are saved: <logsDir>/<namespace>/<job>/<pod>/<container>.log. */
   logsDir: string
   /** Plan and report only; change nothing. */
@@ -322,6 +324,7 @@ export function parseSettings(read: ReadInput, env: NodeJS.ProcessEnv = process.
     onLogFailure: oneOf(read, INPUT.onLogFailure, ON_LOG_FAILURE, 'keep'),
     maxLogBytes: size(read, INPUT.maxLogBytes, 10 * 1024 ** 2),
     maskLogTails: bool(read, INPUT.maskLogTails, true),
+    streamLogs: bool(read, INPUT.streamLogs, true),
     logsDir: expandHome(optional(read, INPUT.logsDir) ?? join(env.RUNNER_TEMP || tmpdir(), 'job-sweeper', 'logs'), env),
     dryRun: bool(read, INPUT.dryRun, false),
     ttlSeconds: retention(read, INPUT.ttl, '1h'),

@@ -7,6 +7,7 @@
 // client's change first), as Kubernetes' fake clientset takes reactors. It answers at the
 // interface, as the real client does after its retries: it never imitates HTTP.
 import { writeFile } from 'node:fs/promises'
+import { PassThrough, type Readable } from 'node:stream'
 import type { V1Job, V1Lease, V1Pod } from '@kubernetes/client-node'
 import type { DeleteResult, DryRunAnswer, JobEvent, JobListing, JobsClient, Precondition, Propagation, SavedLog, WatchHandler } from '../../src/kube/client.ts'
 import type { Clock } from '../../src/kube/clock.ts'
@@ -148,6 +149,9 @@ export class FakeJobsClient implements JobsClient {
   private readonly jobs = new Map<string, V1Job>()
   private readonly pods: V1Pod[] = []
   private readonly logs = new Map<string, string>()
+  /** Open follows of container logs (namespace/pod/container), and the containers whose logs ended. */
+  private readonly follows = new Map<string, Set<PassThrough>>()
+  private readonly endedLogs = new Set<string>()
   private readonly leases = new Map<string, V1Lease>()
   private readonly history: Change[] = []
   private readonly watches = new Set<FakeWatch>()
@@ -276,6 +280,26 @@ export class FakeJobsClient implements JobsClient {
     for (const [container, text] of Object.entries(logs)) this.logs.set(`${namespace}/${pod.metadata?.name}/${container}`, text)
   }
 
+  /** The container writes more to its log: every open follow of it gets the text. */
+  appendLog(namespace: string, pod: string, container: string, text: string): void {
+    const k = `${namespace}/${pod}/${container}`
+    this.logs.set(k, (this.logs.get(k) ?? '') + text)
+    for (const f of this.follows.get(k) ?? []) f.write(text)
+  }
+
+  /** The container ends: its follows end (as the kubelet closes them), later ones send the log and end. */
+  endLog(namespace: string, pod: string, container: string): void {
+    const k = `${namespace}/${pod}/${container}`
+    this.endedLogs.add(k)
+    for (const f of this.follows.get(k) ?? []) f.end()
+    this.follows.delete(k)
+  }
+
+  /** How many follows of container logs are open. */
+  get openFollows(): number {
+    return [...this.follows.values()].reduce((n, s) => n + s.size, 0)
+  }
+
   private markDeleted(job: V1Job): void {
     if (job.metadata?.deletionTimestamp) return
     if ((job.metadata?.finalizers ?? []).length === 0) {
@@ -290,7 +314,13 @@ export class FakeJobsClient implements JobsClient {
   private vanish(job: V1Job): V1Job {
     const { namespace = '', name = '', uid } = job.metadata ?? {}
     this.jobs.delete(key(namespace, name))
-    for (let i = this.pods.length - 1; i >= 0; i--) if (this.pods[i].metadata?.labels?.['batch.kubernetes.io/controller-uid'] === uid) this.pods.splice(i, 1)
+    for (let i = this.pods.length - 1; i >= 0; i--) {
+      if (this.pods[i].metadata?.labels?.['batch.kubernetes.io/controller-uid'] !== uid) continue
+      // A pod that goes ends the follows of its logs, as the kubelet does.
+      const prefix = `${namespace}/${this.pods[i].metadata?.name}/`
+      for (const k of this.follows.keys()) if (k.startsWith(prefix)) this.endLog(...(k.split('/') as [string, string, string]))
+      this.pods.splice(i, 1)
+    }
     this.record('DELETED', job)
     return structuredClone(job)
   }
@@ -391,6 +421,29 @@ export class FakeJobsClient implements JobsClient {
       await writeFile(file, kept, { mode: 0o600 })
       this.savedLogs.push(file)
       return { bytes: kept.length, truncated: text.length > limitBytes }
+    })
+  }
+
+  followLog(namespace: string, pod: string, container: string, limitBytes: number, signal: AbortSignal): Promise<Readable> {
+    const k = `${namespace}/${pod}/${container}`
+    return this.answer('followLog', [k, limitBytes], async () => {
+      const stream = new PassThrough()
+      const text = this.logs.get(k) ?? ''
+      if (text !== '') stream.write(text)
+      if (this.endedLogs.has(k)) {
+        stream.end()
+        return stream
+      }
+      const open = this.follows.get(k) ?? new Set<PassThrough>()
+      this.follows.set(k, open.add(stream))
+      const close = (): void => {
+        open.delete(stream)
+        stream.destroy(new DOMException('This operation was aborted', 'AbortError'))
+      }
+      if (signal.aborted) close()
+      else signal.addEventListener('abort', close, { once: true })
+      stream.on('close', () => open.delete(stream))
+      return stream
     })
   }
 

@@ -60,6 +60,7 @@ test('defaults', () => {
     onLogFailure: 'keep',
     maxLogBytes: 10 * 1024 * 1024,
     maskLogTails: true,
+    streamLogs: true,
     logsDir: '/runner/tmp/job-sweeper/logs',
     dryRun: false,
     ttlSeconds: 3600,
