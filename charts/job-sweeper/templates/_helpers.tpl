@@ -39,12 +39,13 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- define "job-sweeper.sweepRules" -}}
 - apiGroups: [batch]
   resources: [jobs]
-  # a sweep only reads and deletes Jobs: no patch, update or create
-  verbs: [get, list, watch, delete]
+  # list, delete; get: read again when a delete meets a changed Job (409). No watch: a sweep
+  # deletes finished Jobs in the background and does not wait for them. No patch, update, create.
+  verbs: [get, list, delete]
 - apiGroups: ['']
   resources: [pods]
-  # a deleted Job's pods, to see them gone; and failed Jobs' pods, to save their logs
-  verbs: [get, list]
+  # failed Jobs' pods, to save their logs (a list by the Job's label; no single pod is read)
+  verbs: [list]
 - apiGroups: ['']
   resources: [pods/log]
   verbs: [get]
