@@ -112,7 +112,11 @@ test('the CronJob’s sweep, as its ServiceAccount with only the ClusterRole, de
   const applied = kubectl('apply', '-f', manifestFile)
   expect(applied.stderr).toBe('')
   const sa = `--as=system:serviceaccount:${home}:job-sweeper`
-  const can = (verb: string, resource: string, namespace: string): string => kubectl('auth', 'can-i', verb, resource, '-n', namespace, sa).stdout.trim()
+  // kubectl names a subresource apart (pods --subresource=log; pods/log would be the pod named log)
+  const can = (verb: string, resource: string, namespace: string): string => {
+    const [kind, sub] = resource.split('/')
+    return kubectl('auth', 'can-i', verb, kind, ...(sub ? [`--subresource=${sub}`] : []), '-n', namespace, sa).stdout.trim()
+  }
   expect([can('list', 'jobs', ns), can('delete', 'jobs', otherNs), can('get', 'pods/log', ns), can('create', 'events', ns)]).toEqual([
     'yes',
     'yes',

@@ -1,0 +1,275 @@
+// The Helm chart charts/job-sweeper on a real API server: helm lint, helm install (all namespaces
+// with a ClusterRole; listed namespaces with a Role in each), and the CronJob's command as the
+// installed release renders it, run as its ServiceAccount through the in-cluster configuration
+// from the image's build context (kwok runs no containers). Its RBAC is the least: the sweep works
+// with it, and with any one verb of the ClusterRole removed it is refused with a 403 naming it.
+import { randomBytes } from 'node:crypto'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { loadAllYaml, type V1ClusterRole, type V1Container, type V1CronJob, type V1PolicyRule } from '@kubernetes/client-node'
+import { ANNOTATION, MANAGED_LABEL } from '../src/plan/retention.ts'
+import {
+  batchApi,
+  createJob,
+  createNamespace,
+  deleteNamespace,
+  eventually,
+  getJob,
+  helm,
+  kubectl,
+  run as runTool,
+  waitForJobCondition,
+  type PodBehaviour
+} from './cluster/testenv.ts'
+import { pinnedKubernetesVersion } from './cluster/cluster.ts'
+import { createDecoys, missingDecoys, type Decoy } from './decoys.ts'
+import { imageRootfs, runAsPod, type PodRun } from './in-pod.ts'
+import { release } from './scenario.ts'
+
+const chart = join(import.meta.dirname, '..', 'charts', 'job-sweeper')
+const suffix = randomBytes(3).toString('hex')
+const allRelease = `sweep-all-${suffix}`
+const listedRelease = `sweep-listed-${suffix}`
+
+type Doc = { kind: string; metadata: { name: string; namespace?: string } }
+
+let home: string
+let ns: string
+let otherNs: string
+let unlistedNs: string
+let decoys: Decoy[]
+let rootfs: string
+
+beforeAll(async () => {
+  home = await createNamespace('chart-home')
+  ns = await createNamespace('chart')
+  otherNs = await createNamespace('chart-other')
+  unlistedNs = await createNamespace('chart-unlisted')
+  decoys = await createDecoys(ns, otherNs, release)
+  rootfs = imageRootfs()
+})
+
+afterAll(async () => {
+  expect(await missingDecoys(decoys)).toEqual([])
+  for (const r of [allRelease, listedRelease]) helm('uninstall', r, '-n', home, '--ignore-not-found')
+  await Promise.all([home, ns, otherNs, unlistedNs].map((n) => deleteNamespace(n)))
+})
+
+const documents = (yaml: string): Doc[] => (loadAllYaml(yaml) as (Doc | null)[]).filter((d): d is Doc => d !== null)
+
+/** Installs the chart as `releaseName` (once: a test run alone installs what it needs). */
+function install(releaseName: string, ...flags: string[]): void {
+  if (helm('status', releaseName, '-n', home).code === 0) return
+  const installed = helm('install', releaseName, chart, '-n', home, ...flags)
+  expect({ code: installed.code, stderr: installed.stderr }).toMatchObject({ code: 0 })
+}
+
+/** The objects of an installed release, as Helm rendered and applied them (helm get manifest). */
+function installed(releaseName: string): Doc[] {
+  const got = helm('get', 'manifest', releaseName, '-n', home)
+  expect(got.code).toBe(0)
+  return documents(got.stdout)
+}
+
+const sweepContainer = (docs: Doc[]): V1Container => {
+  const cronJob = docs.find((d) => d.kind === 'CronJob') as unknown as V1CronJob
+  return cronJob.spec?.jobTemplate.spec?.template.spec?.containers[0] as V1Container
+}
+
+const serviceAccountOf = (docs: Doc[]): string =>
+  (docs.find((d) => d.kind === 'CronJob') as unknown as V1CronJob).spec?.jobTemplate.spec?.template.spec?.serviceAccountName ?? ''
+
+interface Result {
+  pruned: { namespace: string; name: string }[]
+  errors: string[]
+  warnings: string[]
+}
+const resultOf = (run: PodRun): Result => JSON.parse(run.stdout) as Result
+
+/** An expired, labelled Job in `namespace` (failed ones have pods with a log to save), finished. */
+async function expiredJob(namespace: string, name: string, behaviour: PodBehaviour = 'fail', managed = true): Promise<string> {
+  const key = behaviour === 'fail' ? ANNOTATION.failureGrace : ANNOTATION.ttl
+  const job = await createJob({
+    namespace,
+    name,
+    behaviour,
+    labels: managed ? { [MANAGED_LABEL]: 'true' } : undefined,
+    annotations: { [key]: '1s' }
+  })
+  await waitForJobCondition(namespace, name, behaviour === 'fail' ? 'Failed' : 'Complete')
+  return job.metadata?.uid ?? ''
+}
+
+const expire = (): Promise<void> => new Promise((r) => setTimeout(r, 2500))
+
+test('helm lint --strict passes, and a digest in the values pins the image by it', () => {
+  const lint = helm('lint', '--strict', chart)
+  expect(lint.stdout).toContain('0 chart(s) failed')
+  expect(lint.code).toBe(0)
+  const digest = `sha256:${'0123456789abcdef'.repeat(4)}`
+  const rendered = helm('template', 'x', chart, '--kube-version', pinnedKubernetesVersion(), '--set', `image.digest=${digest}`)
+  expect(rendered.code).toBe(0)
+  expect(sweepContainer(documents(rendered.stdout)).image).toBe(`ghcr.io/job-sweeper/job-sweeper@${digest}`)
+  const bad = helm('template', 'x', chart, '--kube-version', pinnedKubernetesVersion(), '--set', 'image.digest=latest')
+  expect(bad.code).not.toBe(0)
+  expect(bad.stderr).toContain("at '/image/digest': 'latest' does not match pattern")
+})
+
+test('scripts/chart-package.sh packages a copy with the release’s version and the image by its digest, and leaves the chart as it was', () => {
+  const before = readFileSync(join(chart, 'values.yaml'), 'utf8')
+  const digest = `sha256:${'fedcba9876543210'.repeat(4)}`
+  const out = mkdtempSync(join(tmpdir(), 'chart-package-'))
+  const packaged = runTool(join(import.meta.dirname, '..', 'scripts', 'chart-package.sh'), ['9.8.7-rc.1', digest, out])
+  expect(packaged.code).toBe(0)
+  const tgz = packaged.stdout.trim()
+  expect(tgz).toBe(join(out, 'job-sweeper-9.8.7-rc.1.tgz'))
+  expect(helm('show', 'chart', tgz).stdout).toMatch(/^appVersion: 9\.8\.7-rc\.1$[\s\S]*^version: 9\.8\.7-rc\.1$/m)
+  const rendered = helm('template', 'x', tgz, '--kube-version', pinnedKubernetesVersion())
+  expect(sweepContainer(documents(rendered.stdout)).image).toBe(`ghcr.io/job-sweeper/job-sweeper@${digest}`)
+  expect(readFileSync(join(chart, 'values.yaml'), 'utf8')).toBe(before)
+  const refused = runTool(join(import.meta.dirname, '..', 'scripts', 'chart-package.sh'), ['9.8.7', 'latest', out])
+  expect([refused.code, refused.stderr.trim()]).toEqual([2, "chart: digest 'latest': expected sha256:<64 hex digits>"])
+})
+
+test('installed for all namespaces: the CronJob’s command, as its ServiceAccount with the ClusterRole, sweeps exactly the expired labelled Jobs everywhere', async () => {
+  install(allRelease)
+  const docs = installed(allRelease)
+  expect(docs.map((d) => d.kind).sort()).toEqual(['ClusterRole', 'ClusterRoleBinding', 'CronJob', 'ServiceAccount'])
+  const container = sweepContainer(docs)
+  // The chart runs what the image's ENTRYPOINT runs.
+  const entrypoint = /^ENTRYPOINT (.*)$/m.exec(readFileSync(join(import.meta.dirname, '..', 'image', 'Containerfile'), 'utf8'))?.[1] ?? ''
+  expect(container.command).toEqual(JSON.parse(entrypoint))
+  expect(container.args?.slice(0, 2)).toEqual(['sweep', '--all-namespaces'])
+  expect(container.resources?.limits?.memory).toBe('512Mi')
+  expect(container.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false })
+  // The same rights as the plain manifests' ClusterRole (examples/in-cluster/rbac.yaml).
+  const example = documents(readFileSync(join(import.meta.dirname, '..', 'examples', 'in-cluster', 'rbac.yaml'), 'utf8')).find((d) => d.kind === 'ClusterRole')
+  expect((docs.find((d) => d.kind === 'ClusterRole') as unknown as V1ClusterRole).rules).toEqual((example as unknown as V1ClusterRole).rules)
+
+  const swept = [
+    { namespace: ns, name: 'expired-failed', uid: await expiredJob(ns, 'expired-failed') },
+    { namespace: otherNs, name: 'expired-succeeded', uid: await expiredJob(otherNs, 'expired-succeeded', 'succeed') }
+  ]
+  const kept = [
+    { namespace: ns, name: 'expired-not-labelled', uid: await expiredJob(ns, 'expired-not-labelled', 'succeed', false) },
+    {
+      namespace: ns,
+      name: 'fresh',
+      uid: (await createJob({ namespace: ns, name: 'fresh', labels: { [MANAGED_LABEL]: 'true' }, annotations: { [ANNOTATION.ttl]: '1h' } })).metadata?.uid
+    }
+  ]
+  await waitForJobCondition(ns, 'fresh', 'Complete')
+  await expire()
+
+  const run = await runAsPod(home, serviceAccountOf(docs), container, rootfs, ['--json'])
+  expect(run.stderr).not.toContain(run.token)
+  expect(run.stdout).not.toContain(run.token)
+  expect(run.stderr).not.toContain('warning:')
+  expect(run.code).toBe(0)
+  const result = resultOf(run)
+  expect([result.errors, result.warnings]).toEqual([[], []])
+  const mine = result.pruned.filter((j) => [ns, otherNs].includes(j.namespace)).map((j) => `${j.namespace}/${j.name}`)
+  expect(mine.sort()).toEqual(swept.map((j) => `${j.namespace}/${j.name}`).sort())
+  for (const j of swept) expect(await getJob(j.namespace, j.name)).toBeUndefined()
+  for (const j of kept) expect([j.name, (await getJob(j.namespace, j.name))?.metadata?.uid]).toEqual([j.name, j.uid])
+  // The failed Job's log went to the CronJob's scratch volume (--logs-dir /scratch/logs).
+  const logs = join(run.mounts.get('/scratch') ?? '-', 'logs', ns, 'expired-failed')
+  const [pod] = existsSync(logs) ? readdirSync(logs) : []
+  expect(readFileSync(join(logs, pod ?? '-', 'main.log'), 'utf8')).toContain('migrate: ERROR: relation "tuples" already exists') // kwok's pod.log
+})
+
+test('the ClusterRole is the least: with any one of its verbs removed, the sweep is refused (403 Forbidden) naming that verb and resource', async () => {
+  install(allRelease)
+  const docs = installed(allRelease)
+  const role = docs.find((d) => d.kind === 'ClusterRole') as unknown as V1ClusterRole
+  const original = role.rules ?? []
+  const container = sweepContainer(docs)
+  const account = serviceAccountOf(docs)
+  const can = (verb: string, resource: string): Promise<string> => {
+    const [kind, subresource] = resource.split('/') // kubectl names a subresource apart: pods --subresource=log
+    const sub = subresource ? [`--subresource=${subresource}`] : []
+    return Promise.resolve(kubectl('auth', 'can-i', verb, kind, ...sub, '-n', ns, `--as=system:serviceaccount:${home}:${account}`).stdout.trim())
+  }
+  const file = join(mkdtempSync(join(tmpdir(), 'chart-rbac-')), 'clusterrole.yaml')
+  /** The installed ClusterRole with `rules` instead of its own (a whole replacement, as an edit would be). */
+  const replaceRules = (rules: V1PolicyRule[]): void => {
+    writeFileSync(file, JSON.stringify({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: role.metadata, rules }))
+    const replaced = kubectl('replace', '-f', file)
+    expect(replaced.stderr).toBe('')
+  }
+  const verbs = original.flatMap((rule, index) =>
+    (rule.verbs ?? []).map((verb) => ({ index, verb, resource: rule.resources?.[0] ?? '', group: rule.apiGroups?.[0] ?? '' }))
+  )
+  expect(verbs.map((v) => `${v.verb} ${v.resource}`)).toEqual(['get jobs', 'list jobs', 'delete jobs', 'list pods', 'get pods/log', 'create events'])
+
+  const refused: string[] = []
+  try {
+    for (const [n, { index, verb, resource, group }] of verbs.entries()) {
+      const rules = original
+        .map((rule, i) => (i === index ? { ...rule, verbs: rule.verbs.filter((v) => v !== verb) } : rule))
+        .filter((rule) => rule.verbs.length > 0)
+      replaceRules(rules)
+      const qualified = group === '' ? resource : resource.replace(/^[^/]+/, (kind) => `${kind}.${group}`)
+      await eventually(
+        `RBAC without ${verb} on ${qualified}`,
+        () => can(verb, qualified),
+        (answer) => answer === 'no'
+      )
+      // A failed, expired Job: the sweep lists and watches Jobs, reads its pods and their log,
+      // deletes it, records an Event, and waits until it is gone.
+      await expiredJob(ns, `least-${n}`)
+      await expire()
+      // A Job is read again (get) only when its delete met a changed resourceVersion (409): keep
+      // this one changing while the sweep runs, so that it does.
+      let churning = verb === 'get' && resource === 'jobs'
+      const churn = async (): Promise<void> => {
+        for (let i = 0; churning; i++) {
+          const body = [{ op: 'add', path: '/metadata/annotations/job-sweeper.test~1churn', value: String(i) }]
+          await batchApi()
+            .patchNamespacedJob({ name: `least-${n}`, namespace: ns, body })
+            .catch(() => (churning = false)) // deleted
+        }
+      }
+      const churned = churn()
+      const run = await runAsPod(home, account, container, rootfs, ['--json']).finally(() => (churning = false))
+      await churned
+      const said = `${run.stdout}\n${run.stderr}`.replaceAll('\\"', '"') // the JSON's quotes as the API server wrote them
+      const names = said.includes(`is forbidden: User "system:serviceaccount:${home}:${account}" cannot ${verb} resource "${resource}"`)
+      const warned = run.code === 0 && (JSON.parse(run.stdout) as Result).warnings.length > 0
+      if (names && (run.code !== 0 || warned)) refused.push(`${verb} ${resource}`)
+      else refused.push(`${verb} ${resource}: not refused (exit ${run.code}): ${said.slice(0, 2000)}`)
+    }
+  } finally {
+    replaceRules(original)
+  }
+  expect(refused).toEqual(verbs.map((v) => `${v.verb} ${v.resource}`))
+})
+
+test('installed for listed namespaces: a Role in each (Leases too), and the sweep clears those namespaces and may not touch another', async () => {
+  install(listedRelease, '--set', `namespaces={${ns},${otherNs}}`)
+  const docs = installed(listedRelease)
+  expect(docs.map((d) => `${d.kind} ${d.metadata.namespace ?? ''}`).sort()).toEqual(
+    [`CronJob ${home}`, `Role ${ns}`, `Role ${otherNs}`, `RoleBinding ${ns}`, `RoleBinding ${otherNs}`, `ServiceAccount ${home}`].sort()
+  )
+  const container = sweepContainer(docs)
+  expect(container.args?.slice(0, 3)).toEqual(['sweep', '--namespace', `${ns},${otherNs}`])
+  const account = `--as=system:serviceaccount:${home}:${serviceAccountOf(docs)}`
+  const can = (verb: string, resource: string, namespace: string): string => kubectl('auth', 'can-i', verb, resource, '-n', namespace, account).stdout.trim()
+  expect([can('delete', 'jobs', ns), can('create', 'leases.coordination.k8s.io', otherNs)]).toEqual(['yes', 'yes'])
+  expect([can('delete', 'jobs', unlistedNs), can('list', 'jobs', unlistedNs), can('patch', 'jobs', ns)]).toEqual(['no', 'no', 'no'])
+
+  await expiredJob(ns, 'listed-expired')
+  await expiredJob(otherNs, 'listed-expired-other', 'succeed')
+  const unlistedUid = await expiredJob(unlistedNs, 'unlisted-expired', 'succeed')
+  await expire()
+  const run = await runAsPod(home, serviceAccountOf(docs), container, rootfs, ['--json'])
+  expect(run.stderr).not.toContain('warning:') // no "no lock": the Roles allow the Leases
+  expect(run.code).toBe(0)
+  const result = resultOf(run)
+  expect([result.errors, result.warnings]).toEqual([[], []])
+  // (What the least-privilege test's refused runs left behind is swept too: not counted here.)
+  const pruned = result.pruned.filter((j) => !j.name.startsWith('least-')).map((j) => `${j.namespace}/${j.name}`)
+  expect(pruned.sort()).toEqual([`${ns}/listed-expired`, `${otherNs}/listed-expired-other`].sort())
+  expect((await getJob(unlistedNs, 'unlisted-expired'))?.metadata?.uid).toBe(unlistedUid)
+})
