@@ -1,10 +1,13 @@
 // Concurrent runs on one scope take turns through a Lease: two pre phases started at once on one
 // release both succeed, the second waits for the first and plans on what it left, and every Job is
 // deleted once, by the first. A dead run's expired Lease is taken over; a live one is waited for.
+import { join } from 'node:path'
 import { CoordinationV1Api, V1MicroTime } from '@kubernetes/client-node'
 import { expectSucceeded, outputNames, runAction, WORKFLOW_RUN_ENV } from './action.ts'
 import { createFinishedJobs } from './bench/finished-jobs.ts'
-import { coreApi, createJob, getJob, kubeConfig } from './cluster/testenv.ts'
+import { HOLD_LABEL } from './cluster/kwok.ts'
+import { coreApi, createJob, getJob, kubeConfig, testCluster } from './cluster/testenv.ts'
+import { runAsync } from './faults/observe.ts'
 import { finishedReleaseJob, release, releaseAnnotations, useScenario } from './scenario.ts'
 import { createServiceAccount, tokenKubeconfig } from './service-account.ts'
 import { leaseName } from '../src/kube/lease.ts'
@@ -24,11 +27,12 @@ async function leaseExists(namespace: string): Promise<boolean> {
 test('two pre phases at once on one release: the second waits for the first, re-plans, and no Job is deleted twice', async () => {
   const ns = scenario.ns
   const { names } = await createFinishedJobs(kubeConfig(), ns, 40, { prefix: `${release}-job`, annotations: releaseAnnotations(ns) })
-  // A migration that runs 12 s more: whichever run wins waits for it, so the two overlap, and the
-  // winner renews its Lease (every 10 s) at least once.
-  await createJob({ namespace: ns, name: `${release}-migrate`, annotations: releaseAnnotations(ns), runFor: '12s' })
+  // A migration that runs until the winner has renewed its Lease (every 10 s) once: whichever run
+  // wins waits for it, so the two overlap however slowly the machine starts them.
+  await createJob({ namespace: ns, name: `${release}-migrate`, annotations: releaseAnnotations(ns), behaviour: 'hold' })
   const inputs = { release, namespace: ns, 'wait-timeout': '2m' }
   let running = true
+  let held = true
   const renewals = new Set<string>() // holder → renewTime, as seen while the runs go on
   const watching = (async () => {
     while (running) {
@@ -36,6 +40,14 @@ test('two pre phases at once on one release: the second waits for the first, re-
         .readNamespacedLease({ namespace: ns, name })
         .catch(() => undefined)
       if (lease?.spec?.renewTime && lease.spec.acquireTime && lease.spec.renewTime > lease.spec.acquireTime) renewals.add(lease.spec.holderIdentity ?? '')
+      if (held && renewals.size > 0) {
+        held = false
+        // kubectl as a child process: the runs' API calls go on meanwhile.
+        const done = await runAsync(join(testCluster().binDir, 'kubectl'), ['label', 'pod', '-n', ns, '-l', `job-name=${release}-migrate`, `${HOLD_LABEL}-`], {
+          KUBECONFIG: testCluster().kubeconfig
+        })
+        if (done.code !== 0) throw new Error(`could not let the migration finish: ${done.stderr}`)
+      }
       await new Promise((r) => setTimeout(r, 500))
     }
   })()

@@ -70,7 +70,8 @@ test('the post step does nothing when the main step did not complete the pre pha
 })
 
 test('wait-for-jobs with a failing migration: the step fails, its logs are saved, and the Job is kept for failure-grace', async () => {
-  const install = helmChart('install', ns, { hookJob: false, failMigration: true, migrationRunFor: '3s' })
+  // Runs 15 s: still running when post plans, however slowly the machine starts it.
+  const install = helmChart('install', ns, { hookJob: false, failMigration: true, migrationRunFor: '15s' })
   expect(install.code).toBe(0)
   await eventually(
     'migration running',
@@ -133,15 +134,17 @@ test('a Job still running after wait-for-jobs keeps the upper-bound TTL, with a 
 test('wait-for-jobs on a new Job that never starts: the step fails well before the timeout, saying why; the other wait goes on', async () => {
   const annotations = releaseAnnotations(ns)
   await createJob({ namespace: ns, name: `${release}-migrate`, annotations, behaviour: 'image-pull-backoff', image: 'registry.example/app:1.2.4' })
-  await createJob({ namespace: ns, name: `${release}-seed`, annotations, runFor: '20s' }) // runs, and is waited for
+  await createJob({ namespace: ns, name: `${release}-seed`, annotations, runFor: '45s' }) // runs, and is waited for
   await eventually(
     'seed running',
     () => getJob(ns, `${release}-seed`),
     (j) => j?.status?.active === 1
   )
   const started = Date.now()
-  const run = await runAction({ phase: 'post', release, namespace: ns, 'wait-for-jobs': '3m', 'stuck-after': '10s', ttl: '10m', 'failure-grace': '2h' })
-  expect(Date.now() - started).toBeLessThan(90_000) // well under wait-for-jobs 3m
+  // stuck-after 25s: the migration is young at the plan (waited on) however slowly the run starts,
+  // and stuck while the seed still runs.
+  const run = await runAction({ phase: 'post', release, namespace: ns, 'wait-for-jobs': '3m', 'stuck-after': '25s', ttl: '10m', 'failure-grace': '2h' })
+  expect(Date.now() - started).toBeLessThan(120_000) // well under wait-for-jobs 3m
   expect(run.code).toBe(1)
   expect(run.stdout).toMatch(
     new RegExp(
