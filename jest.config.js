@@ -1,6 +1,7 @@
 /** Jest runs under Node 24 with --experimental-vm-modules (see scripts/node24 and npm test). */
 export default {
-  testEnvironment: 'node',
+  // Node's environment plus a turn on the shared control plane (see the file).
+  testEnvironment: '<rootDir>/test/cluster/suite-environment.ts',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   extensionsToTreatAsEsm: ['.ts'],
@@ -10,9 +11,11 @@ export default {
   globalSetup: '<rootDir>/test/cluster/global-setup.ts',
   globalTeardown: '<rootDir>/test/cluster/global-teardown.ts',
   testTimeout: 180000,
-  // Scenario tests share one control plane; running them one at a time keeps 2-core machines
-  // responsive and the controllers' timing realistic.
-  maxWorkers: 1,
+  // Scenario suites share one control plane, two at a time, each in namespaces of its own; the few
+  // marked `@cluster whole` run alone (test/cluster/suite-environment.ts). Most of a suite's time is
+  // waiting on controllers and timeouts, so two overlap well on 2 cores.
+  maxWorkers: 2,
+  testSequencer: '<rootDir>/test/cluster/suite-sequencer.ts',
   // In a few full runs jest did not exit after every test had passed and the cluster had stopped:
   // its main thread spun with one TCP socket open (seen with apiserver-down/-restart, watch-failures,
   // job-api, in-cluster, post, log-tails, summary-browser in one run). Until its owner is found

@@ -1,3 +1,4 @@
+/** @cluster whole: it stops kube-apiserver, which every other suite needs */
 // The API server lost in the middle of a pre phase: killed and started again (the real process,
 // SIGKILL), and gone for good (the fault proxy refusing, or accepting and never answering). A run
 // either finishes or fails within the documented 60 s retry budget with 'cluster unreachable' in

@@ -1,3 +1,4 @@
+/** @cluster whole: it kills and restarts kube-apiserver and the controllers, which every other suite needs */
 // kube-apiserver killed and started again mid-run, as fault tests do it: clients fail while it is
 // down and succeed after it at the same URL, with the same certificate; etcd keeps every object,
 // and the controllers and kwok reconnect by themselves.

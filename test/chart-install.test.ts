@@ -1,3 +1,4 @@
+/** @cluster whole: its sweep covers every namespace, and would delete other suites' finished Jobs */
 // The Helm chart charts/job-sweeper on a real API server: helm lint, helm install (all namespaces
 // with a ClusterRole; listed namespaces with a Role in each), and the CronJob's command as the
 // installed release renders it, run as its ServiceAccount through the in-cluster configuration

@@ -1,3 +1,4 @@
+/** @cluster whole: its sweep covers every namespace, and would delete other suites' finished Jobs */
 // The sweep on Kubernetes itself (examples/in-cluster/): the manifests as the API server sees
 // them, and the CronJob's own command run as its ServiceAccount — with exactly the ClusterRole's
 // rights, through the in-cluster configuration (token file, CA, KUBERNETES_SERVICE_HOST/PORT) —
