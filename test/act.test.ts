@@ -2,11 +2,12 @@
 // workflows of test/act/ against the real cluster, with the real helm. What test/action.ts imitates
 // (inputs, outputs, state between main and post, the summary, exit codes, post-if) is the runner's
 // work here. Decoys must survive every scenario.
+import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { buildAct, repository, runAct, stepLog, stepResult, stepSummary, type ActRun } from './act/act.ts'
-import { createJob, eventually, getJob, kubeConfig, testCluster, waitForJobCondition } from './cluster/testenv.ts'
+import { createJob, eventually, getJob, jobCondition, kubeConfig, testCluster, waitForJobCondition } from './cluster/testenv.ts'
 import { chart, helmChart, release, releaseAnnotations, useScenario } from './scenario.ts'
 
 // No decoy may get a TTL or job-sweeper's annotations.
@@ -61,6 +62,11 @@ test('pre clears the prior migration Job, helm upgrade goes through, a later ste
   expect(migrate.metadata?.uid).not.toBe(prior?.metadata?.uid)
   expect(migrate.spec?.ttlSecondsAfterFinished).toBe(3600)
   expect(migrate.metadata?.annotations).toMatchObject({ 'job-sweeper.io/ttl': '1h', 'job-sweeper.io/failure-grace': '2h' })
+  // The workflow run as act describes it (GITHUB_REPOSITORY, GITHUB_RUN_ID, GITHUB_SHA of the checkout).
+  expect(migrate.metadata?.annotations?.['job-sweeper.io/run-url']).toMatch(/^https:\/\/github\.com\/[\w.-]+\/[\w.-]+\/actions\/runs\/\d+$/)
+  expect(migrate.metadata?.annotations?.['job-sweeper.io/commit']).toBe(
+    execFileSync('git', ['rev-parse', 'HEAD'], { cwd: repository, encoding: 'utf8' }).trim()
+  )
   const seed = await waitForJobCondition(ns, `${release}-seed`, 'Failed')
   expect(seed.spec?.ttlSecondsAfterFinished).toBe(7200)
   // The release's hook Job is out of the `jobs` scope (a multiline input): untouched.
@@ -91,4 +97,25 @@ test('a phase that fails fails its step with the error in the log, and the post 
   expect(stepSummary(run, 'running-job', 'Main', 'job-sweeper')).toContain('nothing was deleted')
   expect(stepResult(run, 'running-job', 'Main', 'never runs')).toBeUndefined()
   expect((await getJob(ns, `${release}-migrate`))?.metadata?.uid).toBe(running.metadata?.uid)
+})
+
+test('the upgrade step fails on its failed migration: the post step runs all the same (post-if: always()) and keeps the failed Job for failure-grace', async () => {
+  const { ns } = scenario
+  expect(helmChart('install', ns, { hookJob: false }, '--wait', '--wait-for-jobs').code).toBe(0)
+
+  const run = await runAct(act, 'upgrade-fails.yml', { ACTION_DIR: repository, NAMESPACE: ns, CHART: chart }, secrets())
+  expect(run.code).not.toBe(0)
+  const steps = ['job-sweeper', 'helm upgrade', 'never runs'].map((s) => [s, stepResult(run, 'deploy', 'Main', s)])
+  expect(steps).toEqual([
+    ['job-sweeper', 'success'],
+    ['helm upgrade', 'failure'],
+    ['never runs', undefined]
+  ])
+  expect(stepLog(run, 'deploy', 'Main', 'helm upgrade')).toContain('Error: UPGRADE FAILED')
+  // The post step runs after the failed upgrade (it does not wait, so fail-on-job-failure does not apply).
+  expect(stepResult(run, 'deploy', 'Post', 'job-sweeper')).toBe('success')
+  expect(stepLog(run, 'deploy', 'Post', 'job-sweeper')).toContain(`Job ${ns}/${release}-migrate (failed): ttlSecondsAfterFinished 10800`)
+  expect(stepSummary(run, 'deploy', 'Post', 'job-sweeper')).toContain('**✅ 1 TTL set · 0 waited · 1 kept**')
+  const migrate = await getJob(ns, `${release}-migrate`)
+  expect([jobCondition(migrate), migrate?.spec?.ttlSecondsAfterFinished]).toEqual(['Failed', 10800])
 })
