@@ -2,7 +2,7 @@
 // machine), an implementation of the GitHub Actions runner that nobody here wrote, and reads its
 // JSON log. scripts/act.sh builds act once per machine.
 import { spawn, spawnSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { testCluster } from '../cluster/testenv.ts'
@@ -96,6 +96,7 @@ export async function runAct(act: string, workflow: string, vars: Record<string,
   child.stdout.on('data', (c: Buffer) => (stdout += c.toString()))
   child.stderr.on('data', (c: Buffer) => (stderr += c.toString()))
   const code = await new Promise<number>((resolve) => child.on('close', (c) => resolve(c ?? -1)))
+  rmSync(dir, { recursive: true, force: true })
   const lines = stdout
     .split('\n')
     .filter((l) => l.startsWith('{'))
