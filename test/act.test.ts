@@ -99,7 +99,7 @@ test('a phase that fails fails its step with the error in the log, and the post 
   expect((await getJob(ns, `${release}-migrate`))?.metadata?.uid).toBe(running.metadata?.uid)
 })
 
-test('the upgrade step fails on its failed migration: the post step runs all the same (post-if: always()) and keeps the failed Job for failure-grace', async () => {
+test('the upgrade step fails on its failed migration: the post step runs all the same (post-if: always()), keeps the failed Job for failure-grace and fails', async () => {
   const { ns } = scenario
   expect(helmChart('install', ns, { hookJob: false }, '--wait', '--wait-for-jobs').code).toBe(0)
 
@@ -112,10 +112,11 @@ test('the upgrade step fails on its failed migration: the post step runs all the
     ['never runs', undefined]
   ])
   expect(stepLog(run, 'deploy', 'Main', 'helm upgrade')).toContain('Error: UPGRADE FAILED')
-  // The post step runs after the failed upgrade (it does not wait, so fail-on-job-failure does not apply).
-  expect(stepResult(run, 'deploy', 'Post', 'job-sweeper')).toBe('success')
-  expect(stepLog(run, 'deploy', 'Post', 'job-sweeper')).toContain(`Job ${ns}/${release}-migrate (failed): ttlSecondsAfterFinished 10800`)
-  expect(stepSummary(run, 'deploy', 'Post', 'job-sweeper')).toContain('**✅ 1 TTL set · 0 waited · 1 kept**')
+  // The post step runs after the failed upgrade, waits for the migration Job, and fails on its failure.
+  const post = stepLog(run, 'deploy', 'Post', 'job-sweeper')
+  expect(stepResult(run, 'deploy', 'Post', 'job-sweeper')).toBe('failure')
+  expect(post).toContain(`Job ${ns}/${release}-migrate (failed): ttlSecondsAfterFinished 10800`)
+  expect(post).toContain(`::error::Job ${ns}/${release}-migrate failed; kept for failure-grace 3h`)
   const migrate = await getJob(ns, `${release}-migrate`)
   expect([jobCondition(migrate), migrate?.spec?.ttlSecondsAfterFinished]).toEqual(['Failed', 10800])
 })
