@@ -1,13 +1,25 @@
 // Runs the bundled action (node dist/index.js) the way the GitHub runner does: inputs as INPUT_*
-// variables, and GITHUB_OUTPUT, GITHUB_STEP_SUMMARY and GITHUB_STATE files; the post step gets
-// the main step's saved state as STATE_* variables.
+// variables (every input action.yml declares, with its default where none is given), and
+// GITHUB_OUTPUT, GITHUB_STEP_SUMMARY and GITHUB_STATE files; the post step gets the main step's
+// saved state as STATE_* variables. test/act.test.ts checks this reading against nektos/act.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { load } from 'js-yaml'
 import { testCluster } from './cluster/testenv.ts'
 
 const bundle = join(import.meta.dirname, '..', 'dist', 'index.js')
+
+/**
+ * Every input action.yml declares, with its default ('' when it has none). A runner passes them
+ * all, not only those the step's `with:` gives (act does, as GitHub's runner: INPUT_WAIT-TIMEOUT=10m
+ * for a step that never named wait-timeout).
+ */
+function declaredInputs(): Record<string, string> {
+  const action = load(readFileSync(join(import.meta.dirname, '..', 'action.yml'), 'utf8')) as { inputs: Record<string, { default?: unknown }> }
+  return Object.fromEntries(Object.entries(action.inputs).map(([name, input]) => [name, input.default === undefined ? '' : String(input.default)]))
+}
 
 export interface ActionRun {
   code: number
@@ -76,7 +88,7 @@ export async function runAction(
     KUBECONFIG: testCluster().kubeconfig,
     ...files
   }
-  for (const [name, value] of Object.entries(inputs)) env[`INPUT_${name.toUpperCase()}`] = value
+  for (const [name, value] of Object.entries({ ...declaredInputs(), ...inputs })) env[`INPUT_${name.toUpperCase()}`] = value
   for (const [name, value] of Object.entries(options.post?.state ?? {})) env[`STATE_${name}`] = value
   const child = spawn(process.execPath, [bundle], { env: { ...env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] })
   let stdout = ''

@@ -1,0 +1,122 @@
+// The action on a GitHub Actions runner nobody here wrote: nektos/act in host mode runs the
+// workflows of test/act/ against the real cluster, with the real helm. What test/action.ts imitates
+// (inputs, outputs, state between main and post, the summary, exit codes, post-if) is the runner's
+// work here. Decoys must survive every scenario.
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { buildAct, repository, runAct, stepLog, stepResult, stepSummary, type ActRun } from './act/act.ts'
+import { createJob, eventually, getJob, jobCondition, kubeConfig, testCluster, waitForJobCondition } from './cluster/testenv.ts'
+import { chart, helmChart, release, releaseAnnotations, useScenario } from './scenario.ts'
+
+// No decoy may get a TTL or job-sweeper's annotations.
+const scenario = useScenario('act', async (decoys) => {
+  for (const d of decoys) {
+    const job = await getJob(d.namespace, d.name)
+    expect([d.name, job?.spec?.ttlSecondsAfterFinished, job?.metadata?.labels?.['job-sweeper.io/managed']]).toEqual([d.name, undefined, undefined])
+  }
+})
+
+let act: string
+beforeAll(() => {
+  act = buildAct()
+}, 20 * 60_000)
+
+const secrets = (): Record<string, string> => ({ KUBECONFIG_FILE: testCluster().kubeconfig })
+
+/** Nothing secret in act's log: the cluster's token, and the kubeconfig's path (a secret here, so masked). */
+function expectNoSecrets(run: ActRun): void {
+  const token = kubeConfig().getCurrentUser()?.token ?? ''
+  expect(token.length).toBeGreaterThan(8)
+  expect([run.log.includes(token), run.log.includes(testCluster().kubeconfig)]).toEqual([false, false])
+}
+
+test('pre clears the prior migration Job, helm upgrade goes through, a later step reads the outputs, and the post step sets the TTLs', async () => {
+  const { ns } = scenario
+  expect(helmChart('install', ns, {}, '--wait', '--wait-for-jobs').code).toBe(0)
+  const prior = await getJob(ns, `${release}-migrate`)
+  const outputsFile = join(mkdtempSync(join(tmpdir(), 'job-sweeper-act-outputs-')), 'outputs.json')
+
+  const run = await runAct(act, 'pre-post.yml', { ACTION_DIR: repository, NAMESPACE: ns, CHART: chart, OUTPUTS_FILE: outputsFile }, secrets())
+  const steps = ['check out the action', 'job-sweeper', 'helm upgrade', 'read the outputs'].map((s) => [s, stepResult(run, 'deploy', 'Main', s)])
+  const post = stepResult(run, 'deploy', 'Post', 'job-sweeper')
+  // On failure: what act said, and the post step's log.
+  const said = { stderr: run.code === 0 ? '' : run.stderr, postLog: post === 'success' ? '' : stepLog(run, 'deploy', 'Post', 'job-sweeper') }
+  expect({ code: run.code, steps, post, ...said }).toEqual({ code: 0, steps: steps.map(([s]) => [s, 'success']), post: 'success', stderr: '', postLog: '' })
+  expectNoSecrets(run)
+
+  // The outputs as a later step read them through steps.sweep.outputs (the step checked pruned itself).
+  const outputs = JSON.parse(readFileSync(outputsFile, 'utf8')) as Record<string, string>
+  expect(JSON.parse(outputs.pruned)).toEqual([expect.objectContaining({ namespace: ns, name: `${release}-migrate`, status: 'succeeded' })])
+  expect(outputs['pruned-count']).toBe('1')
+  expect([outputs.kept, outputs['kept-count']]).toEqual(['[]', '0'])
+  expect(outputs['report-file']).toMatch(/\/job-sweeper\/logs\/.+\.json$/)
+
+  // Each step's GITHUB_STEP_SUMMARY, as act prints it once the step ended.
+  expect(stepSummary(run, 'deploy', 'Main', 'job-sweeper')).toContain('**✅ 1 pruned · 0 waited · 0 kept**')
+  expect(stepSummary(run, 'deploy', 'Post', 'job-sweeper')).toContain('**✅ 2 TTL set')
+
+  // The upgrade's Jobs, new ones, with the TTLs of their outcomes from the post step.
+  const migrate = await waitForJobCondition(ns, `${release}-migrate`, 'Complete')
+  expect(migrate.metadata?.uid).not.toBe(prior?.metadata?.uid)
+  expect(migrate.spec?.ttlSecondsAfterFinished).toBe(3600)
+  expect(migrate.metadata?.annotations).toMatchObject({ 'job-sweeper.io/ttl': '1h', 'job-sweeper.io/failure-grace': '2h' })
+  // The workflow run as act describes it (GITHUB_REPOSITORY, GITHUB_RUN_ID, GITHUB_SHA of the checkout).
+  expect(migrate.metadata?.annotations?.['job-sweeper.io/run-url']).toMatch(/^https:\/\/github\.com\/[\w.-]+\/[\w.-]+\/actions\/runs\/\d+$/)
+  expect(migrate.metadata?.annotations?.['job-sweeper.io/commit']).toBe(
+    execFileSync('git', ['rev-parse', 'HEAD'], { cwd: repository, encoding: 'utf8' }).trim()
+  )
+  const seed = await waitForJobCondition(ns, `${release}-seed`, 'Failed')
+  expect(seed.spec?.ttlSecondsAfterFinished).toBe(7200)
+  // The release's hook Job is out of the `jobs` scope (a multiline input): untouched.
+  expect((await getJob(ns, `${release}-hook`))?.spec?.ttlSecondsAfterFinished).toBeUndefined()
+})
+
+test('a phase that fails fails its step with the error in the log, and the post step then has nothing to do', async () => {
+  const { ns } = scenario
+  const running = await createJob({ namespace: ns, name: `${release}-migrate`, behaviour: 'hold', annotations: releaseAnnotations(ns) })
+  await eventually(
+    'the migration Job running',
+    () => getJob(ns, `${release}-migrate`),
+    (j) => j?.status?.active === 1
+  )
+
+  const run = await runAct(act, 'failing.yml', { ACTION_DIR: repository, NAMESPACE: ns }, secrets())
+  expect(run.code).not.toBe(0)
+  expectNoSecrets(run)
+  for (const [job, error] of [
+    ['bad-input', "::error::Invalid wait-timeout '3 days': expected a duration"],
+    ['running-job', `::error::Job ${ns}/${release}-migrate is still running`]
+  ]) {
+    expect([job, stepResult(run, job, 'Main', 'job-sweeper')]).toEqual([job, 'failure'])
+    expect(stepLog(run, job, 'Main', 'job-sweeper')).toContain(error)
+    expect(stepLog(run, job, 'Post', 'job-sweeper')).toContain('the main step did not complete a pre phase, so there is nothing to do')
+    expect(run.lines.find((l) => l.jobID === job && l.jobResult)?.jobResult).toBe('failure')
+  }
+  expect(stepSummary(run, 'running-job', 'Main', 'job-sweeper')).toContain('nothing was deleted')
+  expect(stepResult(run, 'running-job', 'Main', 'never runs')).toBeUndefined()
+  expect((await getJob(ns, `${release}-migrate`))?.metadata?.uid).toBe(running.metadata?.uid)
+})
+
+test('the upgrade step fails on its failed migration: the post step runs all the same (post-if: always()), keeps the failed Job for failure-grace and fails', async () => {
+  const { ns } = scenario
+  expect(helmChart('install', ns, { hookJob: false }, '--wait', '--wait-for-jobs').code).toBe(0)
+
+  const run = await runAct(act, 'upgrade-fails.yml', { ACTION_DIR: repository, NAMESPACE: ns, CHART: chart }, secrets())
+  expect(run.code).not.toBe(0)
+  const steps = ['job-sweeper', 'helm upgrade', 'never runs'].map((s) => [s, stepResult(run, 'deploy', 'Main', s)])
+  expect(steps).toEqual([
+    ['job-sweeper', 'success'],
+    ['helm upgrade', 'failure'],
+    ['never runs', undefined]
+  ])
+  expect(stepLog(run, 'deploy', 'Main', 'helm upgrade')).toContain('Error: UPGRADE FAILED')
+  // The post step runs after the failed upgrade, waits for the migration Job, and fails on its failure.
+  const post = stepLog(run, 'deploy', 'Post', 'job-sweeper')
+  expect(stepResult(run, 'deploy', 'Post', 'job-sweeper')).toBe('failure')
+  expect(post).toContain(`Job ${ns}/${release}-migrate (failed): ttlSecondsAfterFinished 10800`)
+  expect(post).toContain(`::error::Job ${ns}/${release}-migrate failed; kept for failure-grace 3h`)
+  const migrate = await getJob(ns, `${release}-migrate`)
+  expect([jobCondition(migrate), migrate?.spec?.ttlSecondsAfterFinished]).toEqual(['Failed', 10800])
+})
