@@ -1,6 +1,6 @@
 // Live, while Jobs run: the logs of each waited Job's containers are followed and printed into the
 // run's log as they are written, every line prefixed job/pod/container (GitHub's log groups cannot
-// interleave, and a line that starts with the prefix cannot start a `::` workflow command), at
+// interleave) and made inert (text/workflow-commands.ts: no line can start a workflow command), at
 // most max-log-bytes per Job, masked like the tails; and when a waited Job fails, why, in words.
 // The saved log files stay the record: no wait, delete or TTL patch awaits a follow, one that fails
 // is a warning, and stop() (the run's end, or its cancellation) ends every follow at once.
@@ -13,6 +13,7 @@ import type { JobRecord } from '../kube/job-record.ts'
 import { failureReason } from '../observe/job-failure.ts'
 import type { PlannedJob } from '../plan/plan.ts'
 import { redact } from '../text/secrets.ts'
+import { inert } from '../text/workflow-commands.ts'
 
 /** Jobs followed at most: the log stays readable, and the API server keeps a connection per container followed. */
 export const MAX_FOLLOWED_JOBS = 20
@@ -108,7 +109,7 @@ export class LiveLogs {
       .catch(() => [] as V1Pod[])
       .then((pods) => {
         const why = failureReason(job, pods)
-        if (why && !this.options.signal?.aborted) this.options.info(`Job ${p.namespace}/${p.name} failed: ${this.masked(why)}`)
+        if (why && !this.options.signal?.aborted) this.options.info(`Job ${p.namespace}/${p.name} failed: ${inert(this.masked(why))}`)
       })
     this.explaining.add(work)
     void work.finally(() => this.explaining.delete(work))
@@ -166,6 +167,6 @@ export class LiveLogs {
       return
     }
     f.bytes += bytes
-    this.options.info(`${prefix} | ${this.masked(line.replace(/\r$/, ''))}`)
+    this.options.info(`${prefix} | ${inert(this.masked(line.replace(/\r$/, '')))}`)
   }
 }
