@@ -116,7 +116,14 @@ export async function execute(plan: Plan, client: JobsClient, settings: Settings
     signal: ctx.signal
   })
   // The pods listed to find Jobs that never start also say which containers' logs to follow.
-  const starts = new StartPoller(client, settings.stuckAfterSeconds, undefined, clock, (uid, pods) => live.pods(uid, pods))
+  const starts = new StartPoller(
+    client,
+    settings.stuckAfterSeconds,
+    undefined,
+    clock,
+    (uid, pods) => live.pods(uid, pods),
+    (namespace, uid, pods) => live.eventsOf(namespace, uid, pods)
+  )
   const outcomes = new Map<string, JobOutcome>(plan.jobs.filter((p) => p.action === 'keep').map((p) => [key(p), outcome(p, 'kept')]))
   const execution = { actions, queue, watches, starts, live, outcomes, settings, plan, result }
   try {
