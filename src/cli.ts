@@ -19,7 +19,7 @@ const out = (text: string): boolean => process.stdout.write(redact(text))
 const err = (text: string): boolean => process.stderr.write(redact(text))
 
 const stderrConsole: Console = {
-  info: (m) => err(`${m}\n`),
+  info: (m) => err(`${inertLines(m)}\n`),
   warning: (m) => err(`warning: ${inertLines(m)}\n`),
   group: async (name, fn) => {
     err(`--- ${name}\n`)
