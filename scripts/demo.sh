@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # npm run demo — the whole story on the embedded local cluster: a chart with a plain migration
-# Job, the immutable-Job upgrade failure, job-sweeper's pre phase, the upgrade that follows, and
-# the post phase giving one succeeded and one failed Job their TTLs by outcome.
+# Job, the immutable-Job upgrade failure, job-sweeper's pre phase (waiting on the migration still
+# running, its log live), the upgrade that follows, and the post phase giving one succeeded and
+# one failed Job their TTLs by outcome.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -d node_modules ] || npm ci --no-audit --no-fund
@@ -31,8 +32,9 @@ chart=test/chart/migrate-demo
 logs=$(mktemp -d)/logs
 kubectl create namespace "$ns" >/dev/null
 
-bold "helm install: release app, migration v1"
-helm install app "$chart" -n "$ns" --set migrationVersion=1 --wait --wait-for-jobs >/dev/null
+bold "helm install: release app, migration v1 (it runs for 30s)"
+helm install app "$chart" -n "$ns" --set migrationVersion=1 --set migrationRunFor=30s >/dev/null
+kubectl wait --for=jsonpath='{.status.active}'=1 "job/app-migrate" -n "$ns" --timeout=60s >/dev/null
 kubectl get jobs -n "$ns"
 
 bold "helm upgrade to migration v2, without job-sweeper: it fails on the immutable Job"
@@ -42,7 +44,7 @@ if out=$(helm upgrade app "$chart" -n "$ns" --set migrationVersion=2 2>&1); then
 fi
 echo "${out:0:160}…"
 
-bold "job-sweeper pre --release app (before helm upgrade)"
+bold "job-sweeper pre --release app (before helm upgrade): waits on the running migration, its log live"
 job_sweeper pre --release app --namespace "$ns" --harvest-logs all --logs-dir "$logs"
 
 bold "helm upgrade to migration v2 (with a data-seed Job that fails), after job-sweeper"

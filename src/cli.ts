@@ -11,6 +11,7 @@ import { changesWords, listOutput, summarize } from './report/summary.ts'
 import { renderText } from './report/text.ts'
 import { phaseOnCluster, type Console } from './run.ts'
 import { redact, redactResult, secretMasker } from './text/secrets.ts'
+import { inertLines } from './text/workflow-commands.ts'
 import { parseSettings, SettingsError, type Settings } from './settings/settings.ts'
 
 // Outside GitHub Actions no runner masks what is printed: every line goes through the run's masker.
@@ -18,8 +19,8 @@ const out = (text: string): boolean => process.stdout.write(redact(text))
 const err = (text: string): boolean => process.stderr.write(redact(text))
 
 const stderrConsole: Console = {
-  info: (m) => err(`${m}\n`),
-  warning: (m) => err(`warning: ${m}\n`),
+  info: (m) => err(`${inertLines(m)}\n`),
+  warning: (m) => err(`warning: ${inertLines(m)}\n`),
   group: async (name, fn) => {
     err(`--- ${name}\n`)
     return fn()

@@ -13,6 +13,7 @@ import { changesWords } from './report/summary.ts'
 import { writeFailure, writeNoOutcomes, writeReport } from './report/write.ts'
 import { phaseOnCluster, type Console } from './run.ts'
 import { redact, redactResult, secretMasker } from './text/secrets.ts'
+import { inertLines } from './text/workflow-commands.ts'
 import { isKubeconfigPath } from './settings/kubeconfig-input.ts'
 import { INPUT, parseSettings, type Phase, type Settings } from './settings/settings.ts'
 
@@ -43,8 +44,9 @@ function readSettings(): Settings {
   return parseSettings((name) => core.getInput(name))
 }
 
+// What the run prints quotes the cluster (pod and Event messages): no line of it may read as a workflow command.
 const actionsConsole: Console = {
-  info: (m) => core.info(redact(m)),
+  info: (m) => core.info(inertLines(redact(m))),
   warning: (m) => core.warning(redact(m)),
   group: (name, fn) => core.group(name, fn)
 }

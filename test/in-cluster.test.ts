@@ -1,34 +1,20 @@
 /** @cluster whole: its sweep covers every namespace, and would delete other suites' finished Jobs */
 // The sweep on Kubernetes itself (examples/in-cluster/): the manifests as the API server sees
-// them, and the CronJob's own command run as its ServiceAccount — with exactly the ClusterRole's
-// rights, through the in-cluster configuration (token file, CA, KUBERNETES_SERVICE_HOST/PORT) —
-// deleting exactly the expired Jobs.
+// them, and the CronJob's own command, from the image (test/in-pod.ts), run as its ServiceAccount
+// — with exactly the ClusterRole's rights, through the in-cluster configuration (token file, CA,
+// KUBERNETES_SERVICE_HOST/PORT) — deleting exactly the expired Jobs.
 import { randomBytes } from 'node:crypto'
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
-import { dumpYaml, loadAllYaml, type V1CronJob, type V1ObjectMeta } from '@kubernetes/client-node'
-import { SERVICE_ACCOUNT_TOKEN } from '../src/kube/in-cluster.ts'
+import { join } from 'node:path'
+import { dumpYaml, loadAllYaml, type V1Container, type V1CronJob, type V1ObjectMeta } from '@kubernetes/client-node'
 import { ANNOTATION, MANAGED_LABEL } from '../src/plan/retention.ts'
-import {
-  coreApi,
-  createJob,
-  createNamespace,
-  deleteNamespace,
-  getJob,
-  kubeConfig,
-  kubectl,
-  testCluster,
-  waitForJobCondition,
-  type PodBehaviour
-} from './cluster/testenv.ts'
-import { runCommand } from './command.ts'
+import { coreApi, createJob, createNamespace, deleteNamespace, getJob, kubectl, waitForJobCondition, type PodBehaviour } from './cluster/testenv.ts'
 import { createDecoys, missingDecoys, type Decoy } from './decoys.ts'
+import { imageRootfs, runAsPod } from './in-pod.ts'
 import { release } from './scenario.ts'
 
-const root = join(import.meta.dirname, '..')
-const cli = join(root, 'dist', 'cli', 'job-sweeper.mjs') // what `npx job-sweeper@0` runs
-const examples = join(root, 'examples', 'in-cluster')
+const examples = join(import.meta.dirname, '..', 'examples', 'in-cluster')
 const suffix = randomBytes(3).toString('hex')
 
 type Manifest = { kind: string; metadata: V1ObjectMeta; roleRef?: { name: string }; subjects?: { namespace?: string }[] }
@@ -93,8 +79,10 @@ test('the manifests pass kubectl apply --dry-run=server, and the CronJob is what
   expect(spec?.concurrencyPolicy).toBe('Forbid')
   expect(spec?.jobTemplate.spec?.ttlSecondsAfterFinished).toBeGreaterThan(0)
   expect(spec?.jobTemplate.spec?.template.spec?.serviceAccountName).toBe('job-sweeper')
-  expect(container?.image).toBe('node:24-alpine')
-  expect(container?.command).toEqual(['npx', '--yes', 'job-sweeper@0'])
+  // job-sweeper's image by digest, its placeholder marked for the user to pin; the image's CLI as the chart runs it.
+  expect(container?.image).toBe('ghcr.io/job-sweeper/job-sweeper@sha256:REPLACE-WITH-THE-RELEASE-DIGEST')
+  expect(readFileSync(join(examples, 'cronjob.yaml'), 'utf8')).toContain('PIN IT: replace the')
+  expect(container?.command).toEqual(['node', '/opt/job-sweeper/job-sweeper.mjs'])
   expect(container?.args?.slice(0, 2)).toEqual(['sweep', '--all-namespaces'])
   expect(Object.keys(container?.resources?.requests ?? {}).sort()).toEqual(['cpu', 'memory'])
   expect(Object.keys(container?.resources?.limits ?? {}).sort()).toEqual(['cpu', 'memory'])
@@ -153,39 +141,22 @@ test('the CronJob’s sweep, as its ServiceAccount with only the ClusterRole, de
   for (const c of cases) if (c.behaviour !== 'hold') await waitForJobCondition(c.namespace(), c.name, c.behaviour === 'fail' ? 'Failed' : 'Complete')
   await new Promise((r) => setTimeout(r, 2500)) // the 1s retentions expire
 
-  // The pod's filesystem: the ServiceAccount's token (TokenRequest API), the cluster's CA and
-  // the namespace, where Kubernetes mounts them. The token goes only into that file.
-  const podRoot = mkdtempSync(join(tmpdir(), 'pod-root-'))
-  const saDir = join(podRoot, dirname(SERVICE_ACCOUNT_TOKEN))
-  mkdirSync(saDir, { recursive: true })
-  const tokenRequest = await coreApi().createNamespacedServiceAccountToken({
-    name: 'job-sweeper',
-    namespace: home,
-    body: { spec: { expirationSeconds: 3600 } }
-  })
-  const token = tokenRequest.status?.token ?? ''
-  expect(token.length).toBeGreaterThan(0)
-  writeFileSync(join(saDir, 'token'), token, { mode: 0o600 })
-  writeFileSync(join(saDir, 'ca.crt'), Buffer.from(kubeConfig().getCurrentCluster()?.caData ?? '', 'base64'))
-  writeFileSync(join(saDir, 'namespace'), home)
-
-  // The CronJob's command, with its flags as written; only the logs go to a local directory.
-  const container = cronJob.spec?.jobTemplate.spec?.template.spec?.containers[0]
-  const args = [...(container?.args ?? [])]
-  const logsDir = mkdtempSync(join(tmpdir(), 'in-cluster-logs-'))
-  args[args.indexOf('--logs-dir') + 1] = logsDir
-  const api = new URL(testCluster().server)
-  const env: Record<string, string> = {
-    PATH: process.env.PATH ?? '',
-    HOME: mkdtempSync(join(tmpdir(), 'pod-home-')), // no ~/.kube/config, and no KUBECONFIG
-    KUBERNETES_SERVICE_HOST: api.hostname,
-    KUBERNETES_SERVICE_PORT: api.port,
-    JOB_SWEEPER_IN_CLUSTER_ROOT: podRoot
-  }
-  for (const e of container?.env ?? []) env[e.name] = e.value ?? ''
-  const run = await runCommand(process.execPath, [cli, ...args, '--json'], env).finally(() => rmSync(podRoot, { recursive: true, force: true }))
-  expect(run.stderr).not.toContain(token)
-  expect(run.stdout).not.toContain(token)
+  // The CronJob's command exactly as written (the image's CLI from its build context, the
+  // emptyDir at /scratch a local directory), as the ServiceAccount, the way a pod runs it.
+  const container = cronJob.spec?.jobTemplate.spec?.template.spec?.containers[0] as V1Container
+  const rootfs = imageRootfs()
+  // The image holds Node and no npm: the manifest's former `npx` command would not run in it.
+  await expect(runAsPod(home, 'job-sweeper', { ...container, command: ['npx', '--yes', 'job-sweeper@0'] }, rootfs)).rejects.toThrow(
+    "runs 'npx': expected one of node (what the image holds)"
+  )
+  // Another program, by the override: what the pod's environment holds (in-cluster variables, no kubeconfig).
+  const env = await runAsPod(home, 'job-sweeper', { name: 'env', command: ['env'], env: container.env }, rootfs, [], { env: '/usr/bin/env' })
+  expect(env.stdout).toMatch(/^KUBERNETES_SERVICE_HOST=/m)
+  expect(env.stdout).toContain('TMPDIR=/scratch\n')
+  expect(env.stdout).not.toMatch(/^KUBECONFIG=/m)
+  const run = await runAsPod(home, 'job-sweeper', container, rootfs, ['--json'])
+  expect(run.stderr).not.toContain(run.token)
+  expect(run.stdout).not.toContain(run.token)
   expect(run.stderr).not.toContain('warning:')
   expect(run.code).toBe(0)
 
@@ -201,7 +172,7 @@ test('the CronJob’s sweep, as its ServiceAccount with only the ClusterRole, de
     expect([c.name, job?.metadata?.uid]).toEqual([c.name, c.swept ? undefined : uids.get(c.name)])
   }
   // Saving a failed Job's logs and recording an Event took the pods/log and events rights.
-  const logs = join(logsDir, ns, 'expired-failed')
+  const logs = join(run.mounts.get('/scratch') ?? '-', 'logs', ns, 'expired-failed')
   const [pod] = existsSync(logs) ? readdirSync(logs) : []
   expect(readFileSync(join(logs, pod ?? '-', 'main.log'), 'utf8')).toContain('migrate: ERROR: relation "tuples" already exists') // kwok's pod.log
   const events = await coreApi().listNamespacedEvent({ namespace: ns, fieldSelector: 'reason=JobSwept' })

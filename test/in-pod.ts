@@ -29,12 +29,23 @@ export interface PodRun extends CommandRun {
   mounts: Map<string, string>
 }
 
+/** The programs a container's command may name, and what runs each here: the image has Node only. */
+export const IMAGE_PROGRAMS: Readonly<Record<string, string>> = { node: process.execPath }
+
 /**
- * Runs `container` as ServiceAccount `serviceAccount` of `namespace`. Its command's `node` is the
- * Node running the tests; a path under the image's root is taken from `rootfs`, a path under a
- * volume mount from that mount's directory. `extraArgs` go after its own (e.g. --json, to read the result).
+ * Runs `container` as ServiceAccount `serviceAccount` of `namespace`. The program its command names
+ * runs as `programs` says (by default `node` is the Node running the tests, and nothing else runs);
+ * a path under the image's root is taken from `rootfs`, a path under a volume mount from that
+ * mount's directory. `extraArgs` go after its own (e.g. --json, to read the result).
  */
-export async function runAsPod(namespace: string, serviceAccount: string, container: V1Container, rootfs: string, extraArgs: string[] = []): Promise<PodRun> {
+export async function runAsPod(
+  namespace: string,
+  serviceAccount: string,
+  container: V1Container,
+  rootfs: string,
+  extraArgs: string[] = [],
+  programs: Readonly<Record<string, string>> = IMAGE_PROGRAMS
+): Promise<PodRun> {
   const podRoot = mkdtempSync(join(tmpdir(), 'pod-root-'))
   const saDir = join(podRoot, dirname(SERVICE_ACCOUNT_TOKEN))
   mkdirSync(saDir, { recursive: true })
@@ -51,7 +62,9 @@ export async function runAsPod(namespace: string, serviceAccount: string, contai
     return value.startsWith('/opt/') ? join(rootfs, value) : value
   }
   const [program, ...commandArgs] = [...(container.command ?? []), ...(container.args ?? [])].map(local)
-  if (program !== 'node') throw new Error(`container ${container.name} runs '${program}': expected node (the image's entrypoint)`)
+  const executable = Object.hasOwn(programs, program) ? programs[program] : undefined
+  if (executable === undefined)
+    throw new Error(`container ${container.name} runs '${program}': expected one of ${Object.keys(programs).join(', ')} (what the image holds)`)
 
   const api = new URL(testCluster().server)
   const env: Record<string, string> = {
@@ -62,6 +75,6 @@ export async function runAsPod(namespace: string, serviceAccount: string, contai
     JOB_SWEEPER_IN_CLUSTER_ROOT: podRoot
   }
   for (const e of container.env ?? []) env[e.name] = local(e.value ?? '')
-  const run = await runCommand(process.execPath, [...commandArgs, ...extraArgs], env).finally(() => rmSync(podRoot, { recursive: true, force: true }))
+  const run = await runCommand(executable, [...commandArgs, ...extraArgs], env).finally(() => rmSync(podRoot, { recursive: true, force: true }))
   return { ...run, token, mounts }
 }

@@ -85,7 +85,12 @@ test('helm upgrade of a chart carrying the hook: fails while the hook has not ru
     const [kind, sub] = resource.split('/')
     return kubectl('auth', 'can-i', verb, kind, ...(sub ? [`--subresource=${sub}`] : []), '-n', namespace, account).stdout.trim()
   }
-  expect([can('delete', 'jobs', ns), can('get', 'pods/log', ns), can('create', 'leases.coordination.k8s.io', ns)]).toEqual(['yes', 'yes', 'yes'])
+  expect([can('delete', 'jobs', ns), can('get', 'pods/log', ns), can('create', 'leases.coordination.k8s.io', ns), can('list', 'events', ns)]).toEqual([
+    'yes',
+    'yes',
+    'yes',
+    'yes'
+  ])
   expect([can('delete', 'jobs', otherNs), can('patch', 'jobs', ns), can('get', 'secrets', ns), can('delete', 'pods', ns)]).toEqual(['no', 'no', 'no', 'no'])
 
   const run = await runAsPod(ns, pod?.serviceAccountName ?? '', container, imageRootfs(), ['--json'])

@@ -1,11 +1,12 @@
 // The README's minimal Role (examples/rbac.yaml) is enough for every phase: each runs here with
 // a ServiceAccount bound to exactly that Role, its kubeconfig passed through the kubeconfig input.
+// Its `list` on events is used (why a waited Job cannot start), and credentials without it work.
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { outputNames, runAction } from './action.ts'
 import { pinnedKubernetesVersion } from './cluster/cluster.ts'
-import { createNamespace, deleteNamespace, getJob, kubectl, waitForJobCondition } from './cluster/testenv.ts'
+import { coreApi, createJob, createNamespace, deleteNamespace, eventually, getJob, kubectl, waitForJobCondition } from './cluster/testenv.ts'
 import { createDecoys, missingDecoys, type Decoy } from './decoys.ts'
 import { helmChart, release } from './scenario.ts'
 import { createServiceAccount, exampleRbac, tokenKubeconfig } from './service-account.ts'
@@ -38,7 +39,13 @@ test('the ServiceAccount cannot do more than the Role allows', () => {
     const flags = subresource ? [`--subresource=${subresource}`] : []
     return kubectl('auth', 'can-i', verb, type, ...flags, '-n', ns, `--as=system:serviceaccount:${ns}:deployer`).stdout.trim()
   }
-  expect([check('delete', 'jobs'), check('patch', 'jobs'), check('get', 'pods/log'), check('create', 'events')]).toEqual(['yes', 'yes', 'yes', 'yes'])
+  expect([check('delete', 'jobs'), check('patch', 'jobs'), check('get', 'pods/log'), check('create', 'events'), check('list', 'events')]).toEqual([
+    'yes',
+    'yes',
+    'yes',
+    'yes',
+    'yes'
+  ])
   expect(['get', 'create', 'update', 'delete'].map((verb) => check(verb, 'leases.coordination.k8s.io'))).toEqual(['yes', 'yes', 'yes', 'yes'])
   // Namespaces are cluster-scoped: a Role cannot grant reading one (the namespace check is skipped).
   expect(check('get', 'namespaces')).toBe('no')
@@ -84,4 +91,88 @@ test('pre (manifest scope, logs), post (wait, TTLs) and sweep all work with exac
     { namespace: ns, name: `${release}-migrate`, status: 'succeeded', reason: expect.stringContaining('ttl 1h (its annotation) has not expired') }
   ])
   expect(await getJob(ns, `${release}-migrate`)).toBeDefined()
+})
+
+describe('Events in the reason a waited Job never started (list on events)', () => {
+  const image = 'registry.example/app:1.2.3'
+  // containerd's answer, as the kubelet records it in its Event; the pod's status says only ImagePullBackOff.
+  const pullFailed = `Failed to pull image "${image}": rpc error: code = NotFound desc = failed to pull and unpack image "${image}": not found`
+
+  /** A Job whose pod cannot pull its image, with the kubelet's Events on the pod (kwok writes none: written here as a kubelet does). */
+  async function jobThatCannotPull(name: string): Promise<void> {
+    await createJob({ namespace: ns, name, behaviour: 'image-pull-backoff', image })
+    const [pod] = await eventually(
+      `the pod of ${name} in ImagePullBackOff`,
+      async () => (await coreApi().listNamespacedPod({ namespace: ns, labelSelector: `job-name=${name}` })).items,
+      (pods) => pods.length === 1 && pods[0].status?.containerStatuses?.[0]?.state?.waiting?.reason === 'ImagePullBackOff'
+    )
+    const now = new Date()
+    const kubelet = (reason: string, message: string) =>
+      coreApi().createNamespacedEvent({
+        namespace: ns,
+        body: {
+          metadata: { name: `${pod.metadata?.name}.${reason.toLowerCase()}`, namespace: ns },
+          involvedObject: {
+            apiVersion: 'v1',
+            kind: 'Pod',
+            name: pod.metadata?.name,
+            namespace: ns,
+            uid: pod.metadata?.uid,
+            fieldPath: 'spec.containers{main}'
+          },
+          reason,
+          message,
+          type: 'Warning',
+          source: { component: 'kubelet', host: pod.spec?.nodeName },
+          reportingComponent: 'kubelet',
+          reportingInstance: pod.spec?.nodeName ?? '',
+          firstTimestamp: now,
+          lastTimestamp: now,
+          count: 1
+        }
+      })
+    await kubelet('Failed', pullFailed)
+    await kubelet('BackOff', `Back-off pulling image "${image}"`)
+  }
+
+  /** pre on the Job, waited on (younger than stuck-after at the plan), with `kubeconfig`: the reason it was deleted with. */
+  async function preReason(name: string, kubeconfig: string): Promise<{ reason: string; stdout: string }> {
+    const run = await runAction(
+      { kubeconfig, jobs: name, 'wait-timeout': '3m', 'stuck-after': '15s', 'harvest-logs': 'none' },
+      { env: { KUBECONFIG: '/nonexistent' } }
+    )
+    expect(run.stdout).not.toContain('::error::')
+    expect(run.stdout.split('\n').filter((l) => l.startsWith('::warning'))).toEqual([])
+    expect(run.code).toBe(0)
+    expect(outputNames(run, 'waited')).toEqual([name])
+    expect(outputNames(run, 'pruned')).toEqual([name])
+    return { reason: (JSON.parse(run.outputs.pruned) as { reason: string }[])[0].reason, stdout: run.stdout }
+  }
+
+  test('with the Role, the kubelet’s Event says why the image was not pulled', async () => {
+    await jobThatCannotPull('pull-a')
+    const { reason, stdout } = await preReason('pull-a', kubeconfigYaml)
+    expect(reason).toContain(`never started: ImagePullBackOff (${image}); Events: pod pull-a-`)
+    expect(reason).toContain(` Failed: ${pullFailed}; nothing ran`)
+    // The BackOff Event repeats what the status says: not quoted.
+    expect(reason).not.toContain('Back-off pulling image')
+    expect(stdout).not.toContain('failure reasons come without Events')
+  })
+
+  test('without list on events (a Role written before), the reason comes without them: no error, no warning, said once', async () => {
+    const noEvents = exampleRbac(ns)
+      .replace('verbs: [create, list]', 'verbs: [create]')
+      .replaceAll('name: job-sweeper', 'name: no-events')
+      .replace('name: deployer', 'name: no-events')
+    expect(noEvents).toContain('verbs: [create]\n')
+    await createServiceAccount(ns, 'no-events', { yaml: noEvents })
+    expect(kubectl('auth', 'can-i', 'list', 'events', '-n', ns, `--as=system:serviceaccount:${ns}:no-events`).stdout.trim()).toBe('no')
+    await jobThatCannotPull('pull-b')
+    const { reason, stdout } = await preReason('pull-b', tokenKubeconfig(ns, 'no-events').kubeconfig)
+    expect(reason).toMatch(new RegExp(`^never started: ImagePullBackOff \\(${image.replace(/\./g, '\\.')}\\); nothing ran`))
+    expect(reason).not.toContain('Events')
+    expect(stdout.split('\n').filter((l) => l.startsWith('failure reasons come without Events:'))).toEqual([
+      expect.stringContaining('cannot list resource "events"')
+    ])
+  })
 })

@@ -15,6 +15,7 @@ import { ageSeconds, jobStatus } from '../plan/predicates.ts'
 import { formatDuration } from '../text/duration.ts'
 import type { Settings } from '../settings/settings.ts'
 import { someNames } from '../text/shorten.ts'
+import { inert } from '../text/workflow-commands.ts'
 import { CANCELLED, deleteAction, isUnreachable, stoppedBy, ttlAction, UNREACHABLE, type ActionContext } from './actions.ts'
 import { outcome, type ExecuteContext, type JobOutcome, type RunResult } from './outcome.ts'
 import { LiveLogs } from './live.ts'
@@ -72,9 +73,9 @@ class Watches {
 
 const key = (p: { namespace: string; name: string }): string => `${p.namespace}/${p.name}`
 const stillRunning = (job: JobRecord | undefined): boolean => job !== undefined && jobStatus(job) === 'running'
-/** How a wait on a Job ended, for the log. */
+/** How a wait on a Job ended, for the log (why it never started quotes its pods and Events: made inert). */
 const ended = (job: JobRecord | undefined): string =>
-  !job ? 'is gone' : job.neverStarted ? `${job.neverStarted}: no longer waited for` : `finished: ${jobStatus(job)}`
+  !job ? 'is gone' : job.neverStarted ? `${inert(job.neverStarted)}: no longer waited for` : `finished: ${jobStatus(job)}`
 
 export async function execute(plan: Plan, client: JobsClient, settings: Settings, ctx: ExecuteContext): Promise<RunResult> {
   const result: RunResult = { phase: plan.phase, namespace: plan.namespace, dryRun: settings.dryRun, outcomes: [], errors: [], warnings: [] }
@@ -115,7 +116,14 @@ export async function execute(plan: Plan, client: JobsClient, settings: Settings
     signal: ctx.signal
   })
   // The pods listed to find Jobs that never start also say which containers' logs to follow.
-  const starts = new StartPoller(client, settings.stuckAfterSeconds, undefined, clock, (uid, pods) => live.pods(uid, pods))
+  const starts = new StartPoller(
+    client,
+    settings.stuckAfterSeconds,
+    undefined,
+    clock,
+    (uid, pods) => live.pods(uid, pods),
+    (namespace, uid, pods) => live.eventsOf(namespace, uid, pods)
+  )
   const outcomes = new Map<string, JobOutcome>(plan.jobs.filter((p) => p.action === 'keep').map((p) => [key(p), outcome(p, 'kept')]))
   const execution = { actions, queue, watches, starts, live, outcomes, settings, plan, result }
   try {

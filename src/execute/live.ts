@@ -1,18 +1,20 @@
 // Live, while Jobs run: the logs of each waited Job's containers are followed and printed into the
 // run's log as they are written, every line prefixed job/pod/container (GitHub's log groups cannot
-// interleave, and a line that starts with the prefix cannot start a `::` workflow command), at
+// interleave) and made inert (text/workflow-commands.ts: no line can start a workflow command), at
 // most max-log-bytes per Job, masked like the tails; and when a waited Job fails, why, in words.
 // The saved log files stay the record: no wait, delete or TTL patch awaits a follow, one that fails
 // is a warning, and stop() (the run's end, or its cancellation) ends every follow at once.
 import { StringDecoder } from 'node:string_decoder'
-import type { V1Pod } from '@kubernetes/client-node'
+import type { CoreV1Event, V1Pod } from '@kubernetes/client-node'
 import type { Clock } from '../kube/clock.ts'
 import type { JobsClient } from '../kube/client.ts'
-import { apiErrorMessage } from '../kube/errors.ts'
+import { apiErrorMessage, statusCode } from '../kube/errors.ts'
 import type { JobRecord } from '../kube/job-record.ts'
+import { explainingUids } from '../observe/job-events.ts'
 import { failureReason } from '../observe/job-failure.ts'
 import type { PlannedJob } from '../plan/plan.ts'
 import { redact } from '../text/secrets.ts'
+import { inert } from '../text/workflow-commands.ts'
 
 /** Jobs followed at most: the log stays readable, and the API server keeps a connection per container followed. */
 export const MAX_FOLLOWED_JOBS = 20
@@ -58,6 +60,8 @@ export class LiveLogs {
   private stopped = false
   /** Waited Jobs beyond MAX_FOLLOWED_JOBS: not followed, said once. */
   private notFollowed = 0
+  /** The credentials may not list Events (403): reasons come without them, said once, not asked again. */
+  private eventsRefused = false
   private readonly client: JobsClient
   private readonly options: LiveOptions
 
@@ -101,17 +105,38 @@ export class LiveLogs {
     }
   }
 
-  /** Prints why the Job failed (its conditions, and its pods read once more), without holding anything up. */
+  /** Prints why the Job failed (its conditions, its pods read once more, their Events), without holding anything up. */
   explain(p: PlannedJob, job: JobRecord): void {
     const work = this.client
       .listPodsOfJob(p.namespace, p.uid)
       .catch(() => [] as V1Pod[])
-      .then((pods) => {
-        const why = failureReason(job, pods)
-        if (why && !this.options.signal?.aborted) this.options.info(`Job ${p.namespace}/${p.name} failed: ${this.masked(why)}`)
+      .then(async (pods) => {
+        const why = failureReason(job, pods, await this.eventsOf(p.namespace, p.uid, pods))
+        if (why && !this.options.signal?.aborted) this.options.info(`Job ${p.namespace}/${p.name} failed: ${inert(this.masked(why))}`)
       })
     this.explaining.add(work)
     void work.finally(() => this.explaining.delete(work))
+  }
+
+  /**
+   * The Warning Events of the Job and its newest pods, for its reason in words; none when they
+   * cannot be read. Credentials that may not list Events (a Role without it) are no error: the
+   * reason is given without them, and the log says so once.
+   */
+  async eventsOf(namespace: string, jobUid: string, pods: V1Pod[]): Promise<CoreV1Event[]> {
+    if (this.eventsRefused) return []
+    const lists = await Promise.all(
+      explainingUids(jobUid, pods).map((uid) =>
+        this.client.listWarningEvents(namespace, uid).catch((e: unknown) => {
+          if (statusCode(e) === 403 && !this.eventsRefused) {
+            this.eventsRefused = true
+            this.options.info(`failure reasons come without Events: ${inert(this.masked(apiErrorMessage(e)))} (allow list on events to have them)`)
+          }
+          return [] as CoreV1Event[]
+        })
+      )
+    )
+    return lists.flat()
   }
 
   /** Ends every follow at once; the failure reasons being read get a few seconds (none once cancelled). */
@@ -166,6 +191,6 @@ export class LiveLogs {
       return
     }
     f.bytes += bytes
-    this.options.info(`${prefix} | ${this.masked(line.replace(/\r$/, ''))}`)
+    this.options.info(`${prefix} | ${inert(this.masked(line.replace(/\r$/, '')))}`)
   }
 }

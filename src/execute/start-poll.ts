@@ -2,11 +2,12 @@
 // image not pulled, its init container failing): the Job watch does not show pod states, so the
 // pods of the Jobs waited on are listed every few seconds, one list per namespace, and a Job that
 // is stuck by then ends its wait with its verdict.
-import type { V1Pod } from '@kubernetes/client-node'
+import type { CoreV1Event, V1Pod } from '@kubernetes/client-node'
 import { realClock, type Clock } from '../kube/clock.ts'
 import type { JobsClient } from '../kube/client.ts'
 import type { JobRecord } from '../kube/job-record.ts'
 import { ClusterUnreachable } from '../kube/retry.ts'
+import { withEvents } from '../observe/job-events.ts'
 import { podsOfJobs } from '../observe/observe.ts'
 import { neverStarted } from '../observe/pod-start.ts'
 
@@ -32,16 +33,20 @@ export class StartPoller {
   private readonly clock: Clock
   /** Gets each poll's pods of each Job polled (live.ts follows their logs). */
   private readonly onPods: (uid: string, pods: V1Pod[]) => void
+  /** The Warning Events of a stuck Job and its pods (live.ts reads them), for why it never started. */
+  private readonly eventsOf: (namespace: string, jobUid: string, pods: V1Pod[]) => Promise<CoreV1Event[]>
 
   constructor(
     client: JobsClient,
     stuckAfterSeconds: number,
     intervalMs = START_POLL_MS,
     clock: Clock = realClock,
-    onPods: (uid: string, pods: V1Pod[]) => void = () => {}
+    onPods: (uid: string, pods: V1Pod[]) => void = () => {},
+    eventsOf: (namespace: string, jobUid: string, pods: V1Pod[]) => Promise<CoreV1Event[]> = async () => []
   ) {
     this.client = client
     this.onPods = onPods
+    this.eventsOf = eventsOf
     this.stuckAfterSeconds = stuckAfterSeconds
     this.intervalMs = intervalMs
     this.clock = clock
@@ -90,7 +95,8 @@ export class StartPoller {
         for (const { uid, job, p } of jobs) {
           this.onPods(uid, pods.get(uid) ?? [])
           const why = neverStarted(job, pods.get(uid) ?? [], now, this.stuckAfterSeconds)
-          if (why) p.resolve({ ...job, neverStarted: why })
+          // The Events say what the pods cannot: the registry's answer to the pull, the volume that does not mount.
+          if (why) p.resolve({ ...job, neverStarted: withEvents(why, await this.eventsOf(job.metadata?.namespace ?? '', uid, pods.get(uid) ?? [])) })
         }
       }
     } catch (e) {

@@ -7,7 +7,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import type { Readable } from 'node:stream'
 import PQueue from 'p-queue'
-import { KubeConfig, Watch, type V1Job, type V1JobList, type V1Lease, type V1Pod } from '@kubernetes/client-node'
+import { KubeConfig, Watch, type CoreV1Event, type V1Job, type V1JobList, type V1Lease, type V1Pod } from '@kubernetes/client-node'
 import { apiErrorMessage, statusCode } from './errors.ts'
 import { FIELD_MANAGER, toJobRecord, type JobRecord } from './job-record.ts'
 import type {
@@ -360,6 +360,15 @@ export class KubeJobsClient implements JobsClient {
       if (code !== undefined && code < 500 && code !== 429) this.answeredAt = Date.now()
       throw e
     }
+  }
+
+  async listWarningEvents(namespace: string, uid: string): Promise<CoreV1Event[]> {
+    const list = await this.call(`list the Events of uid ${uid} in ${namespace}`, () =>
+      this.send<{ items?: CoreV1Event[] }>('GET', `/api/v1/namespaces/${seg(namespace)}/events`, {
+        query: { fieldSelector: `involvedObject.uid=${uid},type=Warning` }
+      })
+    )
+    return list.items ?? []
   }
 
   async recordEvent(job: JobRecord, event: JobEvent): Promise<void> {

@@ -1,7 +1,7 @@
 // JobsClient: the narrow interface job-sweeper needs from Kubernetes. Everything above src/kube/
 // takes it, not the library; client.ts is its one real implementation.
 import type { Readable } from 'node:stream'
-import type { V1Job, V1Pod } from '@kubernetes/client-node'
+import type { CoreV1Event, V1Job, V1Pod } from '@kubernetes/client-node'
 import type { JobRecord } from './job-record.ts'
 import type { ClusterObjects, DeleteResult, Precondition } from './objects.ts'
 
@@ -69,6 +69,11 @@ export interface JobsClient extends ClusterObjects {
    * One attempt, no retry: a follow is for watching, the saved log is the record.
    */
   followLog(namespace: string, pod: string, container: string, limitBytes: number, signal: AbortSignal): Promise<Readable>
+  /**
+   * The Warning Events about the object with this UID (a Job or a pod: field selector
+   * involvedObject.uid), which say why it failed or cannot start. Needs `list` on events.
+   */
+  listWarningEvents(namespace: string, uid: string): Promise<CoreV1Event[]>
   /** Records a Kubernetes Event on the Job, once per Job and reason, so `kubectl get events` explains what happened. */
   recordEvent(job: JobRecord, event: JobEvent): Promise<void>
   /** API requests sent so far (each attempt counts), for the benchmark. */

@@ -1,10 +1,12 @@
 // Why a Job failed, in the words a person watching the deploy reads: the Job controller's reason
 // (BackoffLimitExceeded, DeadlineExceeded, a pod failure policy) and what its pods show (a
-// container OOMKilled or its exit code, an image not pulled, a pod evicted or past its deadline).
-// Pure: the Job and its pods are parameters; pod-start.ts words the pods that never started.
-import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node'
+// container OOMKilled or its exit code, an image not pulled, a pod evicted or past its deadline),
+// then what their Events add (job-events.ts). Pure: the Job, its pods and their Events are
+// parameters; pod-start.ts words the pods that never started.
+import type { CoreV1Event, V1ContainerStatus, V1Pod } from '@kubernetes/client-node'
 import type { JobRecord } from '../kube/job-record.ts'
 import { cut } from '../text/shorten.ts'
+import { withEvents } from './job-events.ts'
 import { waitingError } from './pod-start.ts'
 
 /** A pod's message quoted in a reason is cut here (the pod has it whole). */
@@ -51,13 +53,13 @@ function podFailure(pods: V1Pod[]): string | undefined {
 
 /**
  * Why the Job failed, in words, or undefined when it did not fail (or nothing says why): the Job
- * controller's reason first, then what its pods show; either alone when the other says nothing.
+ * controller's reason first, then what its pods show; either alone when the other says nothing;
+ * then what the Job's and its pods' `events` add.
  */
-export function failureReason(job: JobRecord, pods: V1Pod[]): string | undefined {
+export function failureReason(job: JobRecord, pods: V1Pod[], events: CoreV1Event[] = []): string | undefined {
   const failed = job.status?.conditions?.find((c) => c.type === 'Failed' && c.status === 'True')
   const reason = failed?.reason
   const jobWords = reason ? (JOB_REASONS[reason] ? `${reason} (${JOB_REASONS[reason]})` : reason) : undefined
   const podWords = podFailure(pods)
-  if (jobWords && podWords) return `${jobWords}; ${podWords}`
-  return jobWords ?? podWords
+  return withEvents(jobWords && podWords ? `${jobWords}; ${podWords}` : (jobWords ?? podWords), events)
 }

@@ -2,6 +2,7 @@
 import type { JobOutcome, OutcomeKind, RunResult } from '../execute/outcome.ts'
 import { ALL_NAMESPACES, whereWords } from '../observe/observe.ts'
 import { formatDuration } from '../text/duration.ts'
+import { inert } from '../text/workflow-commands.ts'
 import { headlineOf, type Headline } from './headline.ts'
 import { escapeHtml, escapeMarkdown } from './markdown.ts'
 
@@ -225,7 +226,7 @@ export function buildReport(result: RunResult): Report {
       '',
       `<details><summary>Last lines of failed Job ${escapeHtml(tail.job)}: ${escapeHtml(tail.file)}</summary>`,
       '',
-      `<pre>${escapeHtml(tail.lines.join('\n'))}</pre>`,
+      `<pre>${escapeHtml(tail.lines.map((l) => inert(l)).join('\n'))}</pre>`,
       '',
       '</details>'
     )

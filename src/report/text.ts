@@ -1,10 +1,12 @@
 // The same summary for a terminal: aligned columns, the reason last (it is the long one).
+import { inert } from '../text/workflow-commands.ts'
 import { shownRows, type Summary } from './summary.ts'
 
 // Terminal control characters from the cluster (a log line, say) must not reach the terminal:
-// matching them is the point of this pattern.
+// matching them is the point of this pattern. The CLI may run in a GitHub Actions step: nothing
+// from the cluster may read as a workflow command there either.
 // eslint-disable-next-line no-control-regex
-const clean = (text: string): string => text.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '?').replace(/\n/g, ' ')
+const clean = (text: string): string => inert(text.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '?').replace(/\n/g, ' '))
 
 // Terminals draw ✅ and ❌ two columns wide, and the emoji variation selector takes none.
 const WIDE = /[\u2705\u274c]/g

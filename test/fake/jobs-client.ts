@@ -8,7 +8,7 @@
 // interface, as the real client does after its retries: it never imitates HTTP.
 import { writeFile } from 'node:fs/promises'
 import { PassThrough, type Readable } from 'node:stream'
-import type { V1Job, V1Lease, V1Pod } from '@kubernetes/client-node'
+import type { CoreV1Event, V1Job, V1Lease, V1Pod } from '@kubernetes/client-node'
 import type { DeleteResult, DryRunAnswer, JobEvent, JobListing, JobsClient, Precondition, Propagation, SavedLog, WatchHandler } from '../../src/kube/client.ts'
 import type { Clock } from '../../src/kube/clock.ts'
 import { toJobRecord, type JobRecord } from '../../src/kube/job-record.ts'
@@ -148,6 +148,8 @@ export class FakeJobsClient implements JobsClient {
   private readonly clock: Clock
   private readonly jobs = new Map<string, V1Job>()
   private readonly pods: V1Pod[] = []
+  /** Events of other components (the kubelet, the scheduler, the Job controller), for listWarningEvents. */
+  private readonly clusterEvents: CoreV1Event[] = []
   private readonly logs = new Map<string, string>()
   /** Open follows of container logs (namespace/pod/container), and the containers whose logs ended. */
   private readonly follows = new Map<string, Set<PassThrough>>()
@@ -278,6 +280,11 @@ export class FakeJobsClient implements JobsClient {
     const labels = { ...pod.metadata?.labels, 'batch.kubernetes.io/controller-uid': job.metadata?.uid ?? '' }
     this.pods.push({ ...pod, metadata: { ...pod.metadata, namespace, labels } })
     for (const [container, text] of Object.entries(logs)) this.logs.set(`${namespace}/${pod.metadata?.name}/${container}`, text)
+  }
+
+  /** Another component records an Event (the kubelet about a pod, the Job controller about a Job). */
+  addEvent(event: CoreV1Event): void {
+    this.clusterEvents.push(structuredClone(event))
   }
 
   /** The container writes more to its log: every open follow of it gets the text. */
@@ -445,6 +452,14 @@ export class FakeJobsClient implements JobsClient {
       stream.on('close', () => open.delete(stream))
       return stream
     })
+  }
+
+  listWarningEvents(namespace: string, uid: string): Promise<CoreV1Event[]> {
+    return this.answer('listWarningEvents', [namespace, uid], async () =>
+      this.clusterEvents
+        .filter((e) => e.metadata?.namespace === namespace && e.involvedObject?.uid === uid && e.type === 'Warning')
+        .map((e) => structuredClone(e))
+    )
   }
 
   recordEvent(job: JobRecord, event: JobEvent): Promise<void> {
