@@ -20,7 +20,7 @@ const result = (verdicts: ObjectVerdict[], recreate = false): PreflightResult =>
   mode: { write: 'apply', why: 'test' },
   verdicts: withRemedies(verdicts, recreate),
   hooks: [],
-  warnings: ['preflight could not check Secret shop/token: our credentials may not']
+  warnings: ['preflight could not read the release record of app in shop (403)']
 })
 
 const job = object('batch/v1', 'Job', 'migrate', { kind: 'immutable', fields: ['spec.template: changed'], message: '' })
@@ -44,8 +44,8 @@ test('an immutable Service: fail stops pre with an error naming the object, its 
       { mark: 'cleared by pre', object: 'Job shop/migrate' }
     ]
   })
-  // Objects not checked are warnings beside the error, never failures.
-  expect(d.warnings).toEqual(['preflight could not check Secret shop/token: our credentials may not'])
+  // The check's warnings stay warnings beside the error.
+  expect(d.warnings).toEqual(['preflight could not read the release record of app in shop (403)'])
 })
 
 test('the same with warn: no error, a warning first that names it, and pre goes on', () => {
@@ -97,6 +97,33 @@ test('with warn and another failing object, the StatefulSet is not recreated, an
   const d = gateDecision(result([db, service], true), 'warn')
   expect(d.recreate).toEqual([])
   expect(d.section.remedies).toEqual(['recreate-statefulsets: StatefulSet shop/db is not deleted, since the upgrade would fail on other objects'])
+})
+
+test("objects not checked: warnings and rows without the API server's message (it may quote a webhook's address)", () => {
+  const rbac = object('v1', 'ConfigMap', 'config', {
+    kind: 'not-checked',
+    why: 'our credentials may not: configmaps "config" is forbidden: User "system:serviceaccount:shop:deployer" cannot get resource "configmaps" in API group "" in the namespace "shop"'
+  })
+  const webhook = object('batch/v1', 'Job', 'migrate', {
+    kind: 'not-checked',
+    why: 'admission webhook w.example could not be called (500): failed calling webhook "w.example": Post "https://10.0.0.9:443/validate": connection refused'
+  })
+  const r = result([rbac, webhook])
+  r.warnings = [
+    `preflight could not check ConfigMap shop/config: ${rbac.verdict.kind === 'not-checked' ? rbac.verdict.why : ''}`,
+    "preflight could not read the release record of app in shop (403); the objects' field managers decide how Helm writes them"
+  ]
+  const d = gateDecision(r, 'fail')
+  expect(d.errors).toEqual([])
+  expect(d.warnings).toEqual([
+    "preflight could not read the release record of app in shop (403); the objects' field managers decide how Helm writes them",
+    'preflight could not check ConfigMap shop/config: our credentials may not get configmaps',
+    'preflight could not check Job shop/migrate: admission webhook w.example could not be called (500)'
+  ])
+  expect(d.section.rows.map((row) => row.reason)).toEqual([
+    'not checked: our credentials may not get configmaps',
+    'not checked: admission webhook w.example could not be called (500)'
+  ])
 })
 
 test('many failing objects: the error names ten and counts the rest', () => {
