@@ -1,19 +1,23 @@
-// One phase, start to end: check the namespaces, take the scope's Lease, observe → plan → execute,
-// release the Lease; against the cluster the settings name.
+// One phase, start to end: check the namespaces, take the scope's Lease, (pre with a manifest: the
+// preflight gate, src/preflight/gate.ts) observe → plan → execute, release the Lease; against the
+// cluster the settings name.
 // Shared by the action (main.ts) and the CLI (cli.ts); each passes its own way of printing.
 import { execute } from './execute/execute.ts'
 import type { ExecuteContext, RunResult, WorkflowRun } from './execute/outcome.ts'
 import { KubeJobsClient, type JobsClient } from './kube/client.ts'
 import { loadKubeConfig } from './kube/kubeconfig.ts'
 import { takeLeases, leaseName, runIdentity, scopeKey } from './kube/lease.ts'
+import type { ManifestClient } from './kube/manifest-client.ts'
 import { observe, observeStarts, observeSweep, sweepManifest, targetNamespace, whereWords } from './observe/observe.ts'
 import { checkNamespaces, missingReleaseWarning } from './observe/preconditions.ts'
 import { decidable, planPrune, type Observed, type Plan, type PlannedJob } from './plan/plan.ts'
 import { planPolicy } from './plan/policy.ts'
 import { jobStatus } from './plan/predicates.ts'
 import { planPost, sweepPlanner } from './plan/retention.ts'
+import { preflightGate, type GateDecision } from './preflight/gate.ts'
+import { recreateStatefulSets } from './preflight/remedy.ts'
 import { gitOpsWarnings } from './report/gitops.ts'
-import type { Phase, Settings } from './settings/settings.ts'
+import { INPUT, type Phase, type Settings } from './settings/settings.ts'
 import { NAMES_SHOWN, someNames } from './text/shorten.ts'
 
 /** How a run prints progress: the action uses @actions/core, the CLI standard error. */
@@ -85,14 +89,14 @@ export async function phaseOnCluster(phase: Phase, settings: Settings, options: 
     onCredential: options.mask
   })
   try {
-    return { ...(await phaseUnderLease(kube, phase, settings, options)), apiRequests: kube.requests }
+    return { ...(await phaseUnderLease(kube, phase, settings, options, kube.manifestClient())), apiRequests: kube.requests }
   } finally {
     await kube.close()
   }
 }
 
 /** Checks the namespaces, takes the scope's Lease, observes, plans and executes, and releases the Lease. */
-async function phaseUnderLease(client: JobsClient, phase: Phase, settings: Settings, options: PhaseOptions): Promise<RunResult> {
+async function phaseUnderLease(client: JobsClient, phase: Phase, settings: Settings, options: PhaseOptions, manifests: ManifestClient): Promise<RunResult> {
   const out = options.console
   const namespaces = namespacesOf(phase, settings, client)
   await checkNamespaces(client, namespaces, settings.namespaces === undefined)
@@ -114,12 +118,51 @@ async function phaseUnderLease(client: JobsClient, phase: Phase, settings: Setti
   let result: RunResult
   try {
     // Observed only once the Lease is held: a run that waited plans on what the other one left.
-    result = await observePlanExecute(phase, settings, client, namespaces, options)
+    // Pre with a manifest checks the whole rendered release first: before any delete or wait.
+    const gate = phase === 'pre' && settings.manifestObjects ? await preflightGate(manifests, settings, out) : undefined
+    if (gate && gate.errors.length > 0) result = stoppedByPreflight(settings, namespaces, gate)
+    else {
+      result = await observePlanExecute(phase, settings, client, namespaces, options)
+      if (gate) await afterPre(result, gate, manifests, settings, options)
+    }
   } finally {
     await leases?.release()
   }
   result.warnings.push(...(leases?.warnings ?? []))
   return result
+}
+
+/** Pre stopped by its preflight: no Job was observed, waited on or deleted. */
+function stoppedByPreflight(settings: Settings, namespaces: string[], gate: GateDecision): RunResult {
+  return {
+    phase: 'pre',
+    namespace: namespaces[0],
+    dryRun: settings.dryRun,
+    outcomes: [],
+    errors: gate.errors,
+    warnings: gate.warnings,
+    preflight: gate.section,
+    endedAt: new Date().toISOString()
+  }
+}
+
+/** Pre's preflight in its result, and the chosen remedies once the Jobs are done: only when pre did its work. */
+async function afterPre(result: RunResult, gate: GateDecision, manifests: ManifestClient, settings: Settings, options: PhaseOptions): Promise<void> {
+  result.preflight = gate.section
+  result.warnings.unshift(...gate.warnings)
+  if (gate.recreate.length === 0) return
+  if (result.errors.length > 0 || result.cancelled !== undefined) {
+    const names = gate.recreate.map((v) => `${v.kind} ${v.namespace}/${v.name}`).join(', ')
+    result.errors.push(`${INPUT.recreateStatefulSets}: ${names} not deleted, since pre did not complete; helm upgrade would fail on it`)
+    return
+  }
+  const out = options.console
+  const remedied = await out.group('Remedy: recreate-statefulsets', () =>
+    recreateStatefulSets(manifests, gate.recreate, settings, { info: (m) => out.info(m), signal: options.signal })
+  )
+  for (const line of remedied.done) out.info(line)
+  gate.section.remedies.push(...remedied.done, ...remedied.errors)
+  result.errors.push(...remedied.errors)
 }
 
 async function observePlanExecute(phase: Phase, settings: Settings, client: JobsClient, namespaces: string[], options: PhaseOptions): Promise<RunResult> {

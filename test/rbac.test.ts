@@ -65,8 +65,11 @@ test('pre (manifest scope, logs), post (wait, TTLs) and sweep all work with exac
     { env: { KUBECONFIG: '/nonexistent', GITHUB_ACTIONS: 'true' } }
   )
   expect(pre.stdout).not.toContain('::error::')
-  // No warning either: the Lease was taken (lease.test.ts shows the warning without the rule).
-  expect(pre.stdout.split('\n').filter((l) => l.startsWith('::warning'))).toEqual([])
+  // The Lease was taken: no warning of it (lease.test.ts shows the warning without the rule). The
+  // Role covers Jobs only, so pre's preflight may not read the chart's ConfigMap: a warning, never a failure.
+  expect(pre.stdout.split('\n').filter((l) => l.startsWith('::warning'))).toEqual([
+    `::warning::preflight could not check ConfigMap ${ns}/${release}-config: our credentials may not get configmaps`
+  ])
   expect(pre.code).toBe(0)
   expect(outputNames(pre, 'pruned')).toEqual([`${release}-migrate`])
   expect(pre.stdout).toContain(`::add-mask::${token}`)

@@ -10,7 +10,15 @@ import { isKubeconfigPath } from '../settings/kubeconfig-input.ts'
 import { INPUT, PHASES, type Phase } from '../settings/settings.ts'
 
 /** Inputs that are true/false: a bare `--dry-run` means `--dry-run=true`. */
-const BOOLEAN_INPUTS: string[] = [INPUT.dryRun, INPUT.includeHooks, INPUT.allNamespaces, INPUT.failOnJobFailure, INPUT.maskLogTails, INPUT.streamLogs]
+const BOOLEAN_INPUTS: string[] = [
+  INPUT.dryRun,
+  INPUT.includeHooks,
+  INPUT.allNamespaces,
+  INPUT.failOnJobFailure,
+  INPUT.maskLogTails,
+  INPUT.streamLogs,
+  INPUT.recreateStatefulSets
+]
 /** Inputs the CLI does not take: the phase is the command. */
 const NOT_FLAGS: string[] = [INPUT.phase]
 /** The CLI's flag naming the environment variable that holds the kubeconfig's content. */
@@ -140,7 +148,13 @@ Running Jobs:
   --on-running WHAT       wait (default), delete or fail
   --wait-timeout DURATION how long to wait (default 10m, at most 24d): 90s, 15m, 1h30m, 7d or seconds
   --stuck-after DURATION  a Job whose pods never started a main container this long is stuck:
-                          deleted without waiting (default 2m)`,
+                          deleted without waiting (default 2m)
+
+Preflight (with --manifest):
+  --preflight WHAT        fail (default), warn or off: whether pre deletes nothing (fail) when the
+                          upgrade would fail on an object that pre does not clear
+  --recreate-statefulsets delete a StatefulSet whose change is immutable with propagationPolicy
+                          Orphan (pods and PVCs stay) for the upgrade to recreate`,
   post: `Usage: job-sweeper post [flags]
 
 After the deployment: annotates the Jobs with their policy and sets ttlSecondsAfterFinished by
@@ -190,6 +204,7 @@ has cleared the Jobs it clears (listed as such), 1 when it would fail (failing o
   --context NAME          kubeconfig context
   --namespace NAME        namespace of objects the manifest names none for (default: the context's)
   --concurrency N         objects checked at once, 1 to 64 (default 8)
+  --recreate-statefulsets count StatefulSets pre would recreate (as pre --recreate-statefulsets) as cleared
   --logs-dir DIR          where the report file job-sweeper-preflight.json goes
   --json                  print every object's verdict as JSON on standard output`
 }

@@ -46,6 +46,20 @@ export interface RunResult {
   endedAt?: string
   /** Set when the run was cancelled (SIGINT, SIGTERM): the sentence that says so and which Jobs were not done. */
   cancelled?: string
+  /** Pre with a manifest: what its preflight of the rendered release found, and what its remedies did. */
+  preflight?: PreflightSection
+}
+
+/** Pre's preflight in the summary (src/preflight/gate.ts): the headline, the objects that matter, the remedies' outcomes. */
+export interface PreflightSection {
+  /** `helm upgrade would fail on 1 object(s) (7 object(s) checked, 5 unchanged)`. */
+  headline: string
+  /** The upgrade would fail on an object that neither pre nor a chosen remedy clears. */
+  failed: boolean
+  /** Every object but the unchanged ones, failing first (the preflight report file has them all). */
+  rows: { mark: string; object: string; reason: string }[]
+  /** What the remedies did, a sentence each (`StatefulSet shop/db deleted with propagationPolicy Orphan …`). */
+  remedies: string[]
 }
 
 /** The GitHub Actions workflow run job-sweeper runs in: named in Events and annotations. */

@@ -1,12 +1,13 @@
 // ManifestClient: what preflight needs from Kubernetes for any kind of object, beside JobsClient
 // (which is about Jobs): discovery of the kind's resource, a read of the live object, Helm's
-// release record (its apply method only), and the three dry-run writes an upgrade can make.
+// release record (its apply method only), the three dry-run writes an upgrade can make, and one
+// real write: pre's orphaning delete of a StatefulSet (recreate-statefulsets).
 // KubeManifestClient is its one real implementation, a part of the client (client.ts) through the
 // same rate limiter and retries.
 import { promisify } from 'node:util'
 import { gunzip } from 'node:zlib'
 import { apiErrorMessage, statusCode } from './errors.ts'
-import type { Call, Send } from './objects.ts'
+import type { Call, DeleteResult, Precondition, Send } from './objects.ts'
 import { ApiError, seg } from './rest.ts'
 
 /** Any Kubernetes object, as plain JSON. */
@@ -68,6 +69,8 @@ export interface ManifestClient {
   dryRunApply(resource: ApiResource, namespace: string | undefined, object: KubeObject, fieldManager: string, force: boolean): Promise<WriteAnswer>
   /** A patch of type `type`, `?dryRun=All`, as Helm 3 (and Helm 4 on a client-side release) upgrades. */
   dryRunPatch(resource: ApiResource, namespace: string | undefined, name: string, patch: object, type: PatchType, fieldManager: string): Promise<WriteAnswer>
+  /** Deletes the object if it still has this uid and resourceVersion, leaving its dependents (propagationPolicy Orphan). */
+  deleteOrphaning(resource: ApiResource, namespace: string | undefined, name: string, precondition: Precondition): Promise<DeleteResult>
 }
 
 const CONTENT_TYPE: Record<PatchType | 'apply', string> = {
@@ -181,6 +184,19 @@ export class KubeManifestClient implements ManifestClient {
     return this.write(`dry-run patch ${resource.kind} ${name}`, () =>
       this.send('PATCH', objectPath(resource, namespace, name), { body: patch, contentType: CONTENT_TYPE[type], query: { dryRun: 'All', fieldManager } })
     )
+  }
+
+  async deleteOrphaning(resource: ApiResource, namespace: string | undefined, name: string, precondition: Precondition): Promise<DeleteResult> {
+    try {
+      await this.call(`delete ${resource.kind} ${name} (orphaning its dependents)`, () =>
+        this.send('DELETE', objectPath(resource, namespace, name), { body: { propagationPolicy: 'Orphan', preconditions: precondition } })
+      )
+      return 'deleted'
+    } catch (e) {
+      if (statusCode(e) === 404) return 'gone'
+      if (statusCode(e) === 409) return 'conflict'
+      throw e
+    }
   }
 
   private async write(what: string, request: () => Promise<unknown>): Promise<WriteAnswer> {

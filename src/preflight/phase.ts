@@ -5,28 +5,34 @@ import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { KubeJobsClient } from '../kube/client.ts'
 import { loadKubeConfig } from '../kube/kubeconfig.ts'
-import type { PhaseOptions } from '../run.ts'
+import type { ManifestClient } from '../kube/manifest-client.ts'
+import type { Console, PhaseOptions } from '../run.ts'
 import type { Settings } from '../settings/settings.ts'
 import { checkRelease } from './check.ts'
 import type { PreflightResult } from './report.ts'
+import { withRemedies } from './verdict.ts'
 
 export async function runPreflight(settings: Settings, options: Pick<PhaseOptions, 'console' | 'mask' | 'signal'>): Promise<PreflightResult> {
-  const rendered = settings.manifestObjects ?? { objects: [], hooks: [] }
   const kube = new KubeJobsClient(loadKubeConfig(settings.kubeconfig, settings.context, options.mask), {
     signal: options.signal,
     onCredential: options.mask
   })
   try {
-    const client = kube.manifestClient()
-    const namespace = settings.namespace ?? client.defaultNamespace
-    const checked = await options.console.group(`Preflight: ${rendered.objects.length} object(s) of the rendered release`, () =>
-      checkRelease(client, rendered.objects, { namespace, release: settings.scope.release, concurrency: settings.concurrency })
-    )
-    options.console.info(`Writes: ${checked.mode.why}`)
-    return { namespace, ...checked, hooks: rendered.hooks, apiRequests: kube.requests }
+    return { ...(await checkRendered(kube.manifestClient(), settings, options.console)), apiRequests: kube.requests }
   } finally {
     await kube.close()
   }
+}
+
+/** The rendered release checked through `client`, with the remedies the settings choose marked; shared with pre's gate (gate.ts). */
+export async function checkRendered(client: ManifestClient, settings: Settings, console: Console): Promise<PreflightResult> {
+  const rendered = settings.manifestObjects ?? { objects: [], hooks: [] }
+  const namespace = settings.namespace ?? client.defaultNamespace
+  const checked = await console.group(`Preflight: ${rendered.objects.length} object(s) of the rendered release`, () =>
+    checkRelease(client, rendered.objects, { namespace, release: settings.scope.release, concurrency: settings.concurrency })
+  )
+  console.info(`Writes: ${checked.mode.why}`)
+  return { namespace, ...checked, verdicts: withRemedies(checked.verdicts, settings.recreateStatefulSets), hooks: rendered.hooks }
 }
 
 /** Writes <logs-dir>/job-sweeper-preflight.json (0600), every object and its verdict, and returns its path. */

@@ -2,7 +2,7 @@
 // objects first; unchanged objects are counted (the report file and --json list them). Pure.
 import { escapeMarkdown } from '../report/markdown.ts'
 import type { ReleaseMode } from './mode.ts'
-import { failsUpgrade, reasonOf, type ObjectVerdict } from './verdict.ts'
+import { failsUpgrade, reasonOf, recreatedByPre, type ObjectVerdict } from './verdict.ts'
 
 export interface PreflightResult {
   /** The namespace of objects whose manifest names none. */
@@ -40,11 +40,17 @@ export interface PreflightRow {
   reason: string
 }
 
+function clearedWords(v: ObjectVerdict): string {
+  if (recreatedByPre(v))
+    return 'pre deletes this StatefulSet with propagationPolicy Orphan (recreate-statefulsets), so its pods and PVCs stay; the upgrade creates it anew and it adopts them'
+  return 'pre deletes this Job, and the upgrade creates it anew'
+}
+
 /** The rows shown: every object but the unchanged ones, failing first, then in the manifest's order. */
 export function preflightRows(r: PreflightResult): PreflightRow[] {
   const rows = r.verdicts.flatMap((v) => {
     const mark = markOf(v)
-    const reason = v.clearedByPre ? `${reasonOf(v.verdict)}; pre deletes this Job, and the upgrade creates it anew` : reasonOf(v.verdict)
+    const reason = v.clearedByPre ? `${reasonOf(v.verdict)}; ${clearedWords(v)}` : reasonOf(v.verdict)
     return mark ? [{ mark, object: objectName(v), reason }] : []
   })
   return rows.sort((a, b) => MARKS.indexOf(a.mark) - MARKS.indexOf(b.mark))
@@ -52,11 +58,13 @@ export function preflightRows(r: PreflightResult): PreflightRow[] {
 
 export function headline(r: PreflightResult): string {
   const failing = r.verdicts.filter(failsUpgrade).length
-  const cleared = r.verdicts.filter((v) => v.clearedByPre).length
+  const recreated = r.verdicts.filter((v) => v.clearedByPre && recreatedByPre(v)).length
+  const cleared = r.verdicts.filter((v) => v.clearedByPre).length - recreated
   const unchanged = r.verdicts.filter((v) => v.verdict.kind === 'unchanged').length
   const counts = `${r.verdicts.length} object(s) checked, ${unchanged} unchanged`
   if (failing > 0) return `helm upgrade would fail on ${failing} object(s) (${counts})`
-  return `helm upgrade would apply${cleared > 0 ? ` once pre has cleared ${cleared} Job(s)` : ''} (${counts})`
+  const done = [cleared > 0 && `cleared ${cleared} Job(s)`, recreated > 0 && `recreated ${recreated} StatefulSet(s)`].filter((d) => d !== false)
+  return `helm upgrade would apply${done.length > 0 ? ` once pre has ${done.join(' and ')}` : ''} (${counts})`
 }
 
 // Terminal control characters from the cluster must not reach the terminal.

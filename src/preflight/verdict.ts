@@ -44,13 +44,35 @@ export interface ObjectVerdict {
   /** Which dry-run write was sent. */
   write: Write
   verdict: Verdict
-  /** A Job pre clears before the upgrade: its failing verdict does not fail the preflight. */
+  /** A Job pre clears before the upgrade, or a StatefulSet it recreates (recreate-statefulsets): its failing verdict does not fail the preflight. */
   clearedByPre: boolean
 }
 
 /** Whether pre clears this object's failure: a batch/v1 Job the upgrade cannot write. */
 export function clearedByPre(apiVersion: string, kind: string, verdict: Verdict): boolean {
   return apiVersion === 'batch/v1' && kind === 'Job' && CLEARED_BY_PRE.has(verdict.kind)
+}
+
+/** The StatefulSet fields whose change recreate-statefulsets remedies: the new StatefulSet still selects and adopts the same pods. */
+const RECREATABLE = ['spec.volumeClaimTemplates', 'spec.serviceName', 'spec.podManagementPolicy']
+
+/**
+ * recreate-statefulsets: a StatefulSet whose refused change is in RECREATABLE only is deleted by
+ * pre with propagationPolicy Orphan, and the upgrade creates it anew; its pods and PVCs stay and
+ * the new one adopts them. Not a selector change: the new StatefulSet would not select the running
+ * pods, and would meet them by name. Not any other class (a conflict, a denial): the new one would
+ * meet it as well. An immutable verdict that names no field is not remedied either.
+ */
+export function recreatedByPre(v: ObjectVerdict): boolean {
+  if (v.apiVersion !== 'apps/v1' || v.kind !== 'StatefulSet' || v.verdict.kind !== 'immutable') return false
+  const { fields } = v.verdict
+  return fields.length > 0 && fields.every((f) => RECREATABLE.some((r) => f === r || f.startsWith(`${r}.`) || f.startsWith(`${r}[`) || f.startsWith(`${r}:`)))
+}
+
+/** The verdicts with pre's chosen remedies marked as cleared: today recreate-statefulsets only. */
+export function withRemedies(verdicts: ObjectVerdict[], recreateStatefulSets: boolean): ObjectVerdict[] {
+  if (!recreateStatefulSets) return verdicts
+  return verdicts.map((v) => (recreatedByPre(v) ? { ...v, clearedByPre: true } : v))
 }
 
 /** The verdict fails the upgrade, and pre does not clear it. */

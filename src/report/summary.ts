@@ -1,5 +1,5 @@
 // Report, pure: a run's outcomes as job-summary Markdown and as the action's outputs.
-import type { JobOutcome, OutcomeKind, RunResult } from '../execute/outcome.ts'
+import type { JobOutcome, OutcomeKind, PreflightSection, RunResult } from '../execute/outcome.ts'
 import { ALL_NAMESPACES, whereWords } from '../observe/observe.ts'
 import { formatDuration } from '../text/duration.ts'
 import { inert } from '../text/workflow-commands.ts'
@@ -111,6 +111,8 @@ export interface Summary {
   errors: string[]
   warnings: string[]
   outputs: OutputLists
+  /** Pre with a manifest: its preflight of the rendered release. */
+  preflight?: PreflightSection
 }
 
 export function summarize(result: RunResult): Summary {
@@ -146,6 +148,7 @@ export function summarize(result: RunResult): Summary {
     tails: result.outcomes.filter((o) => o.status === 'failed' && o.logs).flatMap((o) => (o.logs?.tails ?? []).map((t) => ({ job: o.name, ...t }))),
     errors: result.errors,
     warnings: result.warnings,
+    preflight: result.preflight,
     outputs: { pruned: pruned.map(toOutput), gone: gone.map(toOutput), kept: kept.map(toOutput), waited: waited.map(toOutput), 'ttl-set': ttlSet.map(toOutput) }
   }
 }
@@ -193,6 +196,19 @@ function rowsMarkdown(s: Summary): string[] {
   return lines
 }
 
+/** The preflight rows shown; the preflight report file has every object. */
+export const MAX_PREFLIGHT_ROWS = 20
+
+function preflightMarkdown(p: PreflightSection): string[] {
+  const lines = ['', '### Preflight of the rendered release', '', `${p.failed ? '❌' : '✅'} ${escapeMarkdown(p.headline)}`]
+  if (p.rows.length > 0) lines.push('', '| Verdict | Object | Reason |', '| --- | --- | --- |')
+  for (const row of p.rows.slice(0, MAX_PREFLIGHT_ROWS)) lines.push(`| ${row.mark} | ${escapeMarkdown(row.object)} | ${escapeMarkdown(row.reason)} |`)
+  if (p.rows.length > MAX_PREFLIGHT_ROWS)
+    lines.push('', `… and ${p.rows.length - MAX_PREFLIGHT_ROWS} more: every object is in job-sweeper-preflight.json in logs-dir.`)
+  if (p.remedies.length > 0) lines.push('', ...p.remedies.map((r) => `- ${escapeMarkdown(r)}`))
+  return lines
+}
+
 function problems(title: string, list: string[]): string[] {
   if (list.length === 0) return []
   const shown = list.slice(0, MAX_PROBLEMS).map((e) => `- ${escapeMarkdown(e)}`)
@@ -220,6 +236,7 @@ export function buildReport(result: RunResult): Report {
   if (s.dryRun) lines.push('> **DRY RUN — nothing was changed.**', '')
   lines.push(`**${escapeMarkdown(s.headline.text)}**`)
   if (!s.headline.ok && s.headline.counts !== '') lines.push('', s.headline.counts)
+  if (s.preflight) lines.push(...preflightMarkdown(s.preflight))
   if (s.rows.length > 0) lines.push('', ...rowsMarkdown(s))
   for (const tail of s.tails) {
     lines.push(

@@ -29,7 +29,9 @@ export const INPUT = {
   failOnJobFailure: 'fail-on-job-failure',
   concurrency: 'concurrency',
   keepLast: 'keep-last',
-  groupBy: 'group-by'
+  groupBy: 'group-by',
+  preflight: 'preflight',
+  recreateStatefulSets: 'recreate-statefulsets'
 } as const
 
 /** A bad input: the message names the input, the value and what was expected. */

@@ -33,6 +33,10 @@ export const ON_LOG_FAILURE = ['keep', 'delete'] as const
 /** What to do with a Job whose logs the policy asks for but could not be saved completely. */
 export type OnLogFailure = (typeof ON_LOG_FAILURE)[number]
 
+export const PREFLIGHT_GATES = ['fail', 'warn', 'off'] as const
+/** Pre with a manifest: what a preflight that finds an object the upgrade cannot write does (docs/preflight.md). */
+export type PreflightGate = (typeof PREFLIGHT_GATES)[number]
+
 /** The longest wait: Node.js timers fire at once beyond 2^31-1 ms (24d20h31m), so 24d. */
 export const MAX_WAIT_SECONDS = 24 * 86400
 /**
@@ -75,7 +79,7 @@ export interface Settings {
   scope: Scope
   /** With `scope.manifest`: the batch/v1 Jobs it renders, read and parsed with the settings. */
   manifestJobs?: V1Job[]
-  /** Preflight: every object of the manifest the upgrade writes (hooks apart), read and parsed with the settings. */
+  /** Preflight, and pre unless preflightGate is off: every object of the manifest the upgrade writes (hooks apart), read and parsed with the settings. */
   manifestObjects?: RenderedRelease
   /** Whether Helm/Argo hook Jobs are in scope (their own delete policies manage them otherwise). */
   includeHooks: boolean
@@ -116,6 +120,13 @@ export interface Settings {
   keepLast: number
   /** With keepLast: the label whose value groups Jobs that no CronJob owns and no Helm release annotates. */
   groupBy?: string
+  /**
+   * Pre with a manifest: `fail` deletes nothing when the preflight finds an object the upgrade cannot
+   * write that neither pre nor a chosen remedy clears; `warn` says so and goes on; `off` does not check.
+   */
+  preflightGate: PreflightGate
+  /** Pre (and preflight): a release's StatefulSet whose spec change is immutable is deleted with propagationPolicy Orphan, for the upgrade to recreate. */
+  recreateStatefulSets: boolean
 }
 
 /** How settings read the files that inputs name: a parameter, as the clock is to the planner. */
@@ -276,6 +287,28 @@ function keepLastOf(read: ReadInput): Pick<Settings, 'keepLast' | 'groupBy'> {
   return { keepLast, groupBy }
 }
 
+/** preflight and recreate-statefulsets: the remedy needs the verdicts, so a manifest and a check. */
+function preflightOf(read: ReadInput, phase: Phase, scope: Scope): Pick<Settings, 'preflightGate' | 'recreateStatefulSets'> {
+  const preflightGate = oneOf(read, INPUT.preflight, PREFLIGHT_GATES, 'fail')
+  const recreateStatefulSets = bool(read, INPUT.recreateStatefulSets, false)
+  if (!recreateStatefulSets) return { preflightGate, recreateStatefulSets }
+  const why = 'the preflight verdicts choose which StatefulSets to recreate'
+  if (phase !== 'pre' && phase !== 'preflight')
+    throw new SettingsError(
+      `Invalid ${INPUT.recreateStatefulSets} 'true' with ${INPUT.phase} '${phase}': expected phase pre (or preflight, which only reports it)`
+    )
+  if (scope.manifest === undefined)
+    throw new SettingsError(`Invalid ${INPUT.recreateStatefulSets} 'true' without ${INPUT.manifest}: expected ${INPUT.manifest}, since ${why}`)
+  if (preflightGate === 'off' && phase === 'pre')
+    throw new SettingsError(
+      `Invalid ${INPUT.recreateStatefulSets} 'true' with ${INPUT.preflight} 'off': expected ${INPUT.preflight} fail or warn, since ${why}`
+    )
+  return { preflightGate, recreateStatefulSets }
+}
+
+/** Whether the phase checks every object of the manifest: preflight always, pre unless the gate is off. */
+const checksRelease = (phase: Phase, gate: PreflightGate): boolean => phase === 'preflight' || (phase === 'pre' && gate !== 'off')
+
 /** Parses and validates the inputs; throws SettingsError naming the first bad input. */
 export function parseSettings(read: ReadInput, env: NodeJS.ProcessEnv = process.env, files: SettingsFiles = DISK): Settings {
   const phase = oneOf(read, INPUT.phase, PHASES, 'pre')
@@ -292,6 +325,7 @@ export function parseSettings(read: ReadInput, env: NodeJS.ProcessEnv = process.
     throw new SettingsError(
       `Invalid ${INPUT.allNamespaces} 'true' with ${INPUT.manifest}: expected the namespaces to sweep, since the rendered Jobs' names would match Jobs of the same name in every namespace`
     )
+  const preflight = preflightOf(read, phase, scope)
   return {
     phase,
     kubeconfig: kubeconfig === undefined ? undefined : readKubeconfigInput(kubeconfig, env, files.readText, files.exists),
@@ -301,7 +335,8 @@ export function parseSettings(read: ReadInput, env: NodeJS.ProcessEnv = process.
     allNamespaces,
     scope,
     manifestJobs: scope.manifest === undefined ? undefined : manifestJobs(scope.manifest, env, files),
-    manifestObjects: scope.manifest === undefined || phase !== 'preflight' ? undefined : parseManifest(scope.manifest, env, files, renderedRelease),
+    manifestObjects:
+      scope.manifest === undefined || !checksRelease(phase, preflight.preflightGate) ? undefined : parseManifest(scope.manifest, env, files, renderedRelease),
     includeHooks: bool(read, INPUT.includeHooks, false),
     onRunning: oneOf(read, INPUT.onRunning, ON_RUNNING, 'wait'),
     waitTimeoutSeconds: duration(
@@ -332,6 +367,7 @@ export function parseSettings(read: ReadInput, env: NodeJS.ProcessEnv = process.
     waitForJobsSeconds: duration(read, INPUT.waitForJobs, '0', 0, MAX_WAIT_SECONDS, '0 does not wait, and no timer waits longer'),
     failOnJobFailure: bool(read, INPUT.failOnJobFailure, true),
     concurrency: count(read, INPUT.concurrency, 8, MAX_CONCURRENCY),
-    ...keepLastOf(read)
+    ...keepLastOf(read),
+    ...preflight
   }
 }

@@ -40,6 +40,11 @@ export function redactResult(result: RunResult): RunResult {
     ...result,
     errors: result.errors.map(redact),
     warnings: result.warnings.map(redact),
-    outcomes: result.outcomes.map((o) => ({ ...o, reason: redact(o.reason) }))
+    outcomes: result.outcomes.map((o) => ({ ...o, reason: redact(o.reason) })),
+    preflight: result.preflight && {
+      ...result.preflight,
+      rows: result.preflight.rows.map((r) => ({ ...r, reason: redact(r.reason) })),
+      remedies: result.preflight.remedies.map(redact)
+    }
   }
 }

@@ -7,7 +7,7 @@ import { loadAll } from 'js-yaml'
 import { readAction, renderReadme, README } from '../../scripts/docs.ts'
 import { usage } from '../../src/cli/args.ts'
 import { writeReport } from '../../src/report/write.ts'
-import { HARVEST_LOGS, INPUT, ON_LOG_FAILURE, ON_RUNNING, PHASES } from '../../src/settings/settings.ts'
+import { HARVEST_LOGS, INPUT, ON_LOG_FAILURE, ON_RUNNING, PHASES, PREFLIGHT_GATES } from '../../src/settings/settings.ts'
 
 const root = join(import.meta.dirname, '..', '..')
 const action = readAction()
@@ -113,6 +113,7 @@ test("the choices of the code's keyword inputs are named in action.yml and in th
     [INPUT.onRunning, ON_RUNNING],
     [INPUT.harvestLogs, HARVEST_LOGS],
     [INPUT.onLogFailure, ON_LOG_FAILURE],
+    [INPUT.preflight, PREFLIGHT_GATES],
     [INPUT.phase, PHASES]
   ]
   for (const [name, values] of choices)

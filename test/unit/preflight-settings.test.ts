@@ -28,11 +28,37 @@ test('phase preflight without manifest is bad usage, naming both', () => {
   )
 })
 
-test('phase preflight reads every object of the manifest, hooks apart; pre does not', () => {
+test('phase preflight reads every object of the manifest, hooks apart; so does pre, unless its preflight is off', () => {
   const s = parse({ phase: 'preflight', manifest: 'rendered.yaml' })
   expect(s.manifestObjects?.objects.map((o) => `${o.kind}/${o.metadata?.name}`)).toEqual(['StatefulSet/db', 'Service/db'])
   expect(s.manifestObjects?.hooks).toEqual(['Job/hook'])
-  expect(parse({ phase: 'pre', manifest: 'rendered.yaml' }).manifestObjects).toBeUndefined()
+  const pre = parse({ phase: 'pre', manifest: 'rendered.yaml' })
+  expect([pre.preflightGate, pre.manifestObjects?.objects.length]).toEqual(['fail', 2])
+  expect(parse({ phase: 'pre', manifest: 'rendered.yaml', preflight: 'WARN' }).preflightGate).toBe('warn')
+  expect(parse({ phase: 'pre', manifest: 'rendered.yaml', preflight: 'off' }).manifestObjects).toBeUndefined()
+  expect(parse({ phase: 'post', manifest: 'rendered.yaml' }).manifestObjects).toBeUndefined()
+})
+
+test('a bad preflight value is refused, naming the input and the choices', () => {
+  expect(() => parse({ phase: 'pre', manifest: 'rendered.yaml', preflight: 'strict' })).toThrow("Invalid preflight 'strict': expected one of fail, warn, off")
+})
+
+test('recreate-statefulsets: off by default; it needs pre (or preflight), a manifest and a preflight that is not off', () => {
+  expect(parse({ phase: 'pre', manifest: 'rendered.yaml' }).recreateStatefulSets).toBe(false)
+  expect(parse({ phase: 'pre', manifest: 'rendered.yaml', 'recreate-statefulsets': 'true' }).recreateStatefulSets).toBe(true)
+  expect(parse({ phase: 'preflight', manifest: 'rendered.yaml', 'recreate-statefulsets': 'true' }).recreateStatefulSets).toBe(true)
+  expect(() => parse({ phase: 'pre', release: 'app', 'recreate-statefulsets': 'true' })).toThrow(
+    "Invalid recreate-statefulsets 'true' without manifest: expected manifest, since the preflight verdicts choose which StatefulSets to recreate"
+  )
+  expect(() => parse({ phase: 'pre', manifest: 'rendered.yaml', preflight: 'off', 'recreate-statefulsets': 'true' })).toThrow(
+    "Invalid recreate-statefulsets 'true' with preflight 'off': expected preflight fail or warn"
+  )
+  expect(() => parse({ phase: 'post', manifest: 'rendered.yaml', 'recreate-statefulsets': 'true' })).toThrow(
+    "Invalid recreate-statefulsets 'true' with phase 'post': expected phase pre"
+  )
+  expect(() => parse({ phase: 'pre', manifest: 'rendered.yaml', 'recreate-statefulsets': 'yes' })).toThrow(
+    "Invalid recreate-statefulsets 'yes': expected true or false"
+  )
 })
 
 test('the CLI has a preflight command, with its own usage', () => {

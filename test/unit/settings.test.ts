@@ -68,7 +68,9 @@ test('defaults', () => {
     waitForJobsSeconds: 0,
     failOnJobFailure: true,
     concurrency: 8,
-    keepLast: 0
+    keepLast: 0,
+    preflightGate: 'fail',
+    recreateStatefulSets: false
   })
 })
 
