@@ -1,3 +1,4 @@
+/** @cluster whole: it runs a StatefulSet controller, which acts on every namespace */
 // Pre's preflight gate and the StatefulSet remedy on the real cluster with the real helm
 // (test/chart/preflight-demo). Pre with a manifest whose upgrade would fail on a Deployment's
 // selector deletes nothing, and says which object and why (with `preflight: warn` or `off` the
