@@ -93,6 +93,8 @@ export default class ClusterSuiteEnvironment extends TestEnvironment {
   private readonly testPath: string
   private readonly whole: boolean
   private release?: () => void
+  /** The worker's open handles and requests before the suite: what it leaves beyond them is reported. */
+  private before: string[] = []
 
   constructor(config: JestEnvironmentConfig, context: EnvironmentContext) {
     super(config, context)
@@ -102,6 +104,7 @@ export default class ClusterSuiteEnvironment extends TestEnvironment {
 
   override async setup(): Promise<void> {
     await super.setup()
+    this.before = process.getActiveResourcesInfo()
     const cluster = process.env.JOB_SWEEPER_CLUSTER
     // Unit suites (test/unit/) use no cluster.
     if (!cluster || this.testPath.includes('/test/unit/')) return
@@ -120,5 +123,13 @@ export default class ClusterSuiteEnvironment extends TestEnvironment {
   override async teardown(): Promise<void> {
     this.release?.()
     await super.teardown()
+    // What the suite left open keeps its worker from exiting at the end (jest then kills it, saying
+    // only that "a worker process has failed to exit gracefully"): named here, suite by suite.
+    await sleep(50)
+    const left = [...this.before].reduce((open, r) => {
+      const i = open.indexOf(r)
+      return i < 0 ? open : [...open.slice(0, i), ...open.slice(i + 1)]
+    }, process.getActiveResourcesInfo())
+    if (left.length > 0) process.stderr.write(`${relative(process.cwd(), this.testPath)} left open: ${left.join(', ')}\n`)
   }
 }

@@ -13,7 +13,7 @@ afterEach(() => rmSync(join(dir, '..'), { recursive: true, force: true }))
 
 /** Whether the promise settled within `ms`. */
 async function settled(p: Promise<unknown>, ms = 800): Promise<boolean> {
-  return Promise.race([p.then(() => true), sleep(ms).then(() => false)])
+  return Promise.race([p.then(() => true), sleep(ms, false, { ref: false })])
 }
 
 test('shared suites run side by side', async () => {
