@@ -64,6 +64,12 @@ export interface ManifestClient {
   resourceFor(apiVersion: string, kind: string): Promise<ApiResource | 'not-served'>
   /** The live object. */
   read(resource: ApiResource, namespace: string | undefined, name: string): Promise<ReadAnswer>
+  /** The live objects named in `names`, by one paged list of the resource in the namespace (others are dropped as each page arrives), or the refusal. */
+  listNamed(
+    resource: ApiResource,
+    namespace: string | undefined,
+    names: ReadonlySet<string>
+  ): Promise<{ found: Map<string, KubeObject> } | { refused: Refusal }>
   /** The release's last deployed revision (its Secret, storage driver `secret`). */
   releaseRecord(namespace: string, release: string): Promise<ReleaseRecord>
   /** The OpenAPI v3 document of `apiVersion`'s group/version (`/openapi/v3/apis/apps/v1`), cached; undefined when the server does not publish it or refuses it. */
@@ -146,6 +152,33 @@ export class KubeManifestClient implements ManifestClient {
       if (refusal) return { refused: refusal }
       throw e
     }
+  }
+
+  async listNamed(
+    resource: ApiResource,
+    namespace: string | undefined,
+    names: ReadonlySet<string>
+  ): Promise<{ found: Map<string, KubeObject> } | { refused: Refusal }> {
+    type Page = { items?: KubeObject[]; metadata?: { continue?: string } }
+    const found = new Map<string, KubeObject>()
+    let next: string | undefined
+    try {
+      do {
+        const from = next
+        const page = await this.call(`list ${resource.name}`, () =>
+          this.send<Page>('GET', objectPath(resource, namespace), { query: { limit: 500, continue: from } })
+        )
+        // A list's items name neither apiVersion nor kind: put them back, as a GET returns them.
+        for (const item of page.items ?? [])
+          if (names.has(item.metadata?.name ?? '')) found.set(item.metadata?.name ?? '', { apiVersion: resource.apiVersion, kind: resource.kind, ...item })
+        next = page.metadata?.continue || undefined
+      } while (next)
+    } catch (e) {
+      const refusal = finalRefusal(e)
+      if (refusal) return { refused: refusal }
+      throw e
+    }
+    return { found }
   }
 
   openApi(apiVersion: string): Promise<object | undefined> {
