@@ -245,6 +245,73 @@ test("Helm 3's three-way patch: the new rendering drops a StatefulSet field the 
   expect(chartCommand('upgrade', { ...values, podManagementPolicy: 'Parallel' }).stderr).toBe('')
 })
 
+/** A kubeconfig for a new ServiceAccount bound to `role` in the scenario's namespace. */
+function kubeconfigFor(role: object): string {
+  const dir = mkdtempSync(join(tmpdir(), 'preflight-role-'))
+  writeFileSync(join(dir, 'role.json'), JSON.stringify(role))
+  expect(kubectl('apply', '-f', join(dir, 'role.json')).stderr).toBe('')
+  const name = (role as { metadata: { name: string } }).metadata.name
+  expect(kubectl('create', 'serviceaccount', name, '-n', scenario.ns).code).toBe(0)
+  expect(kubectl('create', 'rolebinding', name, '-n', scenario.ns, `--role=${name}`, `--serviceaccount=${scenario.ns}:${name}`).code).toBe(0)
+  const token = kubectl('create', 'token', name, '-n', scenario.ns, '--duration', '1h').stdout.trim()
+  const cluster = kubeConfig().getCurrentCluster()
+  const kc = new KubeConfig()
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server: cluster?.server ?? '', caData: cluster?.caData }],
+    users: [{ name, token }],
+    contexts: [{ name, cluster: 'c', user: name, namespace: scenario.ns }],
+    currentContext: name
+  })
+  writeFileSync(join(dir, 'kubeconfig'), kc.exportConfig())
+  return join(dir, 'kubeconfig')
+}
+
+test("docs/preflight.md's Role is enough for Helm 3's three-way patch: the release record and the OpenAPI document are read", async () => {
+  if (helmMajor() === 4) await install({ podManagementPolicy: 'Parallel' }, '--server-side=false')
+  else await install({ podManagementPolicy: 'Parallel' })
+  // The Role of docs/preflight.md's Permissions, in this namespace.
+  const kubeconfig = kubeconfigFor({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'Role',
+    metadata: { name: 'job-sweeper-preflight', namespace: scenario.ns },
+    rules: [
+      {
+        apiGroups: ['', 'apps', 'batch'],
+        resources: ['configmaps', 'services', 'deployments', 'statefulsets', 'jobs'],
+        verbs: ['get', 'list', 'patch', 'create']
+      },
+      { apiGroups: [''], resources: ['secrets'], verbs: ['list'] }
+    ]
+  })
+  const run = await runCli(['preflight', '--manifest', rendered({}), '--kubeconfig', kubeconfig, '--release', release, '--json'])
+  const json = JSON.parse(run.stdout) as Verdicts & { warnings: string[] }
+  expect(json.warnings).toEqual([])
+  expect(json.mode.why).toMatch(/three-way from revision 1's manifest$/)
+  expect(verdictOf(json, 'StatefulSet', 'db')?.verdict).toMatchObject({ kind: 'immutable', fields: ['spec.podManagementPolicy: Parallel → removed'] })
+  expect(run.code).toBe(1)
+
+  // Control: the same Role without the Secrets rule reads no record, falls back to the two-way
+  // patch (said in a warning), and misses the dropped field.
+  const withoutSecrets = kubeconfigFor({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'Role',
+    metadata: { name: 'preflight-no-secrets', namespace: scenario.ns },
+    rules: [
+      {
+        apiGroups: ['', 'apps', 'batch'],
+        resources: ['configmaps', 'services', 'deployments', 'statefulsets', 'jobs'],
+        verbs: ['get', 'list', 'patch', 'create']
+      }
+    ]
+  })
+  const blind = await runCli(['preflight', '--manifest', rendered({}), '--kubeconfig', withoutSecrets, '--release', release, '--json'])
+  const blindJson = JSON.parse(blind.stdout) as Verdicts & { warnings: string[] }
+  expect(blindJson.warnings).toContain(
+    `preflight checks with a two-way patch (the release record of ${release} could not be read (403)): fields the chart stopped setting are not removed in the dry run, as Helm's three-way patch would remove them`
+  )
+  expect(verdictOf(blindJson, 'StatefulSet', 'db')?.verdict).toEqual({ kind: 'unchanged' })
+})
+
 test('credentials that may not patch a kind or read the release record: those objects are not checked, a warning each, never a crash', async () => {
   if (helmMajor() !== 4) return
   await install()
