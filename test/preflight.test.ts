@@ -3,7 +3,7 @@
 // clusterIP, sets a field another manager owns, meets a ValidatingAdmissionPolicy, and adds a kind
 // the cluster does not serve. Preflight names each object and field, changes nothing, and calls a
 // Job-only failure the upgrade's once pre has cleared the Job.
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { KubeConfig } from '@kubernetes/client-node'
@@ -189,18 +189,127 @@ test('a failure on the migration Job only: exit 0, the Job listed as cleared by 
 })
 
 test('a release installed client-side: checked by a patch, which still meets the immutable volume size', async () => {
-  if (helmMajor() !== 4) return
-  await install({}, '--server-side=false')
+  // Helm 3 always installs client-side; Helm 4 when told to.
+  if (helmMajor() === 4) await install({}, '--server-side=false')
+  else await install()
   const run = await runCli(['preflight', '--manifest', rendered({ storage: '2Gi', level: '2' }), '--namespace', scenario.ns, '--release', release, '--json'])
   expect(run.code).toBe(1)
   const json = JSON.parse(run.stdout) as Verdicts
-  expect(json.mode).toEqual({ write: 'patch', why: `the release record of ${release} says client-side apply: a client-side patch` })
+  const says = helmMajor() === 4 ? 'client-side apply' : 'nothing (Helm 3)'
+  expect(json.mode).toEqual({ write: 'patch', why: `the release record of ${release} says ${says}: a client-side patch, three-way from revision 1's manifest` })
   expect(verdictOf(json, 'StatefulSet', 'db')).toMatchObject({
     write: 'patch',
     verdict: { kind: 'immutable', fields: ['spec.volumeClaimTemplates[data].spec.resources.requests.storage: 1Gi → 2Gi'] }
   })
   expect(verdictOf(json, 'ConfigMap', 'settings')).toMatchObject({ write: 'patch', verdict: { kind: 'changes', paths: ['data.level: 1 → 2'] } })
   expect(verdictOf(json, 'Deployment', 'web')).toMatchObject({ write: 'patch', verdict: { kind: 'unchanged' } })
+})
+
+test("Helm 3's three-way patch: the new rendering drops a StatefulSet field the release set, which the upgrade removes and the API server refuses", async () => {
+  if (helmMajor() === 4) await install({ podManagementPolicy: 'Parallel' }, '--server-side=false')
+  else await install({ podManagementPolicy: 'Parallel' })
+  // The next rendering no longer sets podManagementPolicy (the chart's default), and changes a level.
+  const values = { level: '2' }
+  const manifest = rendered(values)
+  expect(readFileSync(manifest, 'utf8')).not.toContain('podManagementPolicy')
+  const before = snapshot()
+
+  const run = await runCli(['preflight', '--manifest', manifest, '--namespace', scenario.ns, '--release', release, '--json'])
+  expect([run.code, run.stderr]).toEqual([1, expect.stringContaining('Preflight: 7 object(s)')])
+  const json = JSON.parse(run.stdout) as Verdicts
+  expect(json.mode.why).toMatch(/: a client-side patch, three-way from revision 1's manifest$/)
+  expect(verdictOf(json, 'StatefulSet', 'db')).toMatchObject({
+    write: 'patch',
+    verdict: { kind: 'immutable', fields: ['spec.podManagementPolicy: Parallel → removed'] }
+  })
+  // Positive control: the accepted change of the same patch.
+  expect(verdictOf(json, 'ConfigMap', 'settings')).toMatchObject({ write: 'patch', verdict: { kind: 'changes', paths: ['data.level: 1 → 2'] } })
+  expect(snapshot()).toEqual(before)
+
+  // Without the release, its previous manifest is unknown: the two-way patch leaves the field, finds
+  // the StatefulSet unchanged, and a warning says what it cannot see.
+  const twoWay = await runCli(['preflight', '--manifest', manifest, '--namespace', scenario.ns, '--json'])
+  const blind = JSON.parse(twoWay.stdout) as Verdicts & { warnings: string[] }
+  expect(twoWay.code).toBe(0)
+  expect(verdictOf(blind, 'StatefulSet', 'db')?.verdict).toEqual({ kind: 'unchanged' })
+  expect(blind.warnings).toContain(
+    "preflight checks with a two-way patch (no release given, so no previous manifest): fields the chart stopped setting are not removed in the dry run, as Helm's three-way patch would remove them"
+  )
+
+  // The prediction holds: the upgrade fails on the StatefulSet's spec (Kubernetes 1.34 forbids the
+  // spec's other fields, 1.37 names the field).
+  const upgrade = chartCommand('upgrade', values)
+  expect(upgrade.code).not.toBe(0)
+  expect(upgrade.stderr).toMatch(/app-db.*(updates to statefulset spec for fields other than|podManagementPolicy: Invalid value: .*field is immutable)/s)
+  // And with the field kept, the same upgrade applies (the verdict's other half).
+  expect(chartCommand('upgrade', { ...values, podManagementPolicy: 'Parallel' }).stderr).toBe('')
+})
+
+/** A kubeconfig for a new ServiceAccount bound to `role` in the scenario's namespace. */
+function kubeconfigFor(role: object): string {
+  const dir = mkdtempSync(join(tmpdir(), 'preflight-role-'))
+  writeFileSync(join(dir, 'role.json'), JSON.stringify(role))
+  expect(kubectl('apply', '-f', join(dir, 'role.json')).stderr).toBe('')
+  const name = (role as { metadata: { name: string } }).metadata.name
+  expect(kubectl('create', 'serviceaccount', name, '-n', scenario.ns).code).toBe(0)
+  expect(kubectl('create', 'rolebinding', name, '-n', scenario.ns, `--role=${name}`, `--serviceaccount=${scenario.ns}:${name}`).code).toBe(0)
+  const token = kubectl('create', 'token', name, '-n', scenario.ns, '--duration', '1h').stdout.trim()
+  const cluster = kubeConfig().getCurrentCluster()
+  const kc = new KubeConfig()
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server: cluster?.server ?? '', caData: cluster?.caData }],
+    users: [{ name, token }],
+    contexts: [{ name, cluster: 'c', user: name, namespace: scenario.ns }],
+    currentContext: name
+  })
+  writeFileSync(join(dir, 'kubeconfig'), kc.exportConfig())
+  return join(dir, 'kubeconfig')
+}
+
+test("docs/preflight.md's Role is enough for Helm 3's three-way patch: the release record and the OpenAPI document are read", async () => {
+  if (helmMajor() === 4) await install({ podManagementPolicy: 'Parallel' }, '--server-side=false')
+  else await install({ podManagementPolicy: 'Parallel' })
+  // The Role of docs/preflight.md's Permissions, in this namespace.
+  const kubeconfig = kubeconfigFor({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'Role',
+    metadata: { name: 'job-sweeper-preflight', namespace: scenario.ns },
+    rules: [
+      {
+        apiGroups: ['', 'apps', 'batch'],
+        resources: ['configmaps', 'services', 'deployments', 'statefulsets', 'jobs'],
+        verbs: ['get', 'list', 'patch', 'create']
+      },
+      { apiGroups: [''], resources: ['secrets'], verbs: ['list'] }
+    ]
+  })
+  const run = await runCli(['preflight', '--manifest', rendered({}), '--kubeconfig', kubeconfig, '--release', release, '--json'])
+  const json = JSON.parse(run.stdout) as Verdicts & { warnings: string[] }
+  expect(json.warnings).toEqual([])
+  expect(json.mode.why).toMatch(/three-way from revision 1's manifest$/)
+  expect(verdictOf(json, 'StatefulSet', 'db')?.verdict).toMatchObject({ kind: 'immutable', fields: ['spec.podManagementPolicy: Parallel → removed'] })
+  expect(run.code).toBe(1)
+
+  // Control: the same Role without the Secrets rule reads no record, falls back to the two-way
+  // patch (said in a warning), and misses the dropped field.
+  const withoutSecrets = kubeconfigFor({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'Role',
+    metadata: { name: 'preflight-no-secrets', namespace: scenario.ns },
+    rules: [
+      {
+        apiGroups: ['', 'apps', 'batch'],
+        resources: ['configmaps', 'services', 'deployments', 'statefulsets', 'jobs'],
+        verbs: ['get', 'list', 'patch', 'create']
+      }
+    ]
+  })
+  const blind = await runCli(['preflight', '--manifest', rendered({}), '--kubeconfig', withoutSecrets, '--release', release, '--json'])
+  const blindJson = JSON.parse(blind.stdout) as Verdicts & { warnings: string[] }
+  expect(blindJson.warnings).toContain(
+    `preflight checks with a two-way patch (the release record of ${release} could not be read (403)): fields the chart stopped setting are not removed in the dry run, as Helm's three-way patch would remove them`
+  )
+  expect(verdictOf(blindJson, 'StatefulSet', 'db')?.verdict).toEqual({ kind: 'unchanged' })
 })
 
 test('credentials that may not patch a kind or read the release record: those objects are not checked, a warning each, never a crash', async () => {

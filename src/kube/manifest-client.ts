@@ -1,7 +1,8 @@
 // ManifestClient: what preflight needs from Kubernetes for any kind of object, beside JobsClient
 // (which is about Jobs): discovery of the kind's resource, a read of the live object, Helm's
-// release record (its apply method only), the three dry-run writes an upgrade can make, and one
-// real write: pre's orphaning delete of a StatefulSet (recreate-statefulsets).
+// release record (its apply method and manifest), the OpenAPI document a strategic merge patch is
+// built from, the three dry-run writes an upgrade can make, and one real write: pre's orphaning
+// delete of a StatefulSet (recreate-statefulsets).
 // KubeManifestClient is its one real implementation, a part of the client (client.ts) through the
 // same rate limiter and retries.
 import { promisify } from 'node:util'
@@ -48,8 +49,11 @@ export type WriteAnswer = { accepted: true; object: KubeObject } | ({ accepted: 
 /** A read's answer: the live object, absent (404), or refused (403 and other 4xx). */
 export type ReadAnswer = { found: KubeObject } | { absent: true } | { refused: Refusal }
 
-/** How the last deployed revision of a Helm release was written: Helm 4 records `apply_method` `ssa` or `csa`, Helm 3 nothing. */
-export type RecordedApplyMethod = { method: 'ssa' | 'csa' | '' } | { absent: true } | { refused: Refusal }
+/**
+ * The last deployed revision of a Helm release: how it was written (Helm 4 records `apply_method`
+ * `ssa` or `csa`, Helm 3 nothing), and its manifest (what that revision rendered).
+ */
+export type ReleaseRecord = { method: 'ssa' | 'csa' | ''; revision: number; manifest: string } | { absent: true } | { refused: Refusal }
 
 /** The Helm 3 patch types: strategic merge for built-in kinds, JSON merge for the rest (custom resources). */
 export type PatchType = 'strategic' | 'merge'
@@ -61,8 +65,16 @@ export interface ManifestClient {
   resourceFor(apiVersion: string, kind: string): Promise<ApiResource | 'not-served'>
   /** The live object. */
   read(resource: ApiResource, namespace: string | undefined, name: string): Promise<ReadAnswer>
-  /** The apply method of the release's last deployed revision (its Secret, storage driver `secret`). */
-  releaseApplyMethod(namespace: string, release: string): Promise<RecordedApplyMethod>
+  /** The live objects named in `names`, by one paged list of the resource in the namespace (others are dropped as each page arrives), or the refusal. */
+  listNamed(
+    resource: ApiResource,
+    namespace: string | undefined,
+    names: ReadonlySet<string>
+  ): Promise<{ found: Map<string, KubeObject> } | { refused: Refusal }>
+  /** The release's last deployed revision (its Secret, storage driver `secret`). */
+  releaseRecord(namespace: string, release: string): Promise<ReleaseRecord>
+  /** The OpenAPI v3 document of `apiVersion`'s group/version (`/openapi/v3/apis/apps/v1`), cached; undefined when the server does not publish it or refuses it. */
+  openApi(apiVersion: string): Promise<object | undefined>
   /** `POST ?dryRun=All`, as Helm creates an object new to the release. */
   dryRunCreate(resource: ApiResource, namespace: string | undefined, object: KubeObject, fieldManager: string): Promise<WriteAnswer>
   /** Server-side apply, `?dryRun=All`, as Helm 4 upgrades a release it applied server-side. */
@@ -108,6 +120,8 @@ export class KubeManifestClient implements ManifestClient {
   private readonly call: Call
   private readonly send: Send
   private readonly discovery = new Map<string, Promise<DiscoveryList | undefined>>()
+  private openApiIndex?: Promise<{ paths?: Record<string, { serverRelativeURL?: string }> }>
+  private readonly openApiDocs = new Map<string, Promise<object | undefined>>()
 
   constructor(call: Call, send: Send, defaultNamespace: string) {
     this.call = call
@@ -143,7 +157,53 @@ export class KubeManifestClient implements ManifestClient {
     }
   }
 
-  async releaseApplyMethod(namespace: string, release: string): Promise<RecordedApplyMethod> {
+  async listNamed(
+    resource: ApiResource,
+    namespace: string | undefined,
+    names: ReadonlySet<string>
+  ): Promise<{ found: Map<string, KubeObject> } | { refused: Refusal }> {
+    type Page = { items?: KubeObject[]; metadata?: { continue?: string } }
+    const found = new Map<string, KubeObject>()
+    let next: string | undefined
+    try {
+      do {
+        const from = next
+        const page = await this.call(`list ${resource.name}`, () =>
+          this.send<Page>('GET', objectPath(resource, namespace), { query: { limit: 500, continue: from } })
+        )
+        // A list's items name neither apiVersion nor kind: put them back, as a GET returns them.
+        for (const item of page.items ?? [])
+          if (names.has(item.metadata?.name ?? '')) found.set(item.metadata?.name ?? '', { apiVersion: resource.apiVersion, kind: resource.kind, ...item })
+        next = page.metadata?.continue || undefined
+      } while (next)
+    } catch (e) {
+      const refusal = finalRefusal(e)
+      if (refusal) return { refused: refusal }
+      throw e
+    }
+    return { found }
+  }
+
+  openApi(apiVersion: string): Promise<object | undefined> {
+    let doc = this.openApiDocs.get(apiVersion)
+    if (!doc) {
+      type Index = { paths?: Record<string, { serverRelativeURL?: string }> }
+      this.openApiIndex ??= this.call('read the OpenAPI index', () => this.send<Index>('GET', '/openapi/v3')).catch(() => ({}) as Index)
+      doc = this.openApiIndex.then(async (index) => {
+        // The index's URL carries the document's hash: the server answers it from its cache.
+        const url = index.paths?.[groupPath(apiVersion).slice(1)]?.serverRelativeURL
+        if (!url) return undefined
+        const [path, query] = url.split('?')
+        return this.call(`read the OpenAPI document of ${apiVersion}`, () =>
+          this.send<object>('GET', path, { query: Object.fromEntries(new URLSearchParams(query ?? '')) })
+        ).catch(() => undefined)
+      })
+      this.openApiDocs.set(apiVersion, doc)
+    }
+    return doc
+  }
+
+  async releaseRecord(namespace: string, release: string): Promise<ReleaseRecord> {
     type Secrets = { items?: { metadata?: { labels?: Record<string, string> }; data?: { release?: string } }[] }
     let list: Secrets
     try {
@@ -159,8 +219,12 @@ export class KubeManifestClient implements ManifestClient {
     if (!newest?.data?.release) return { absent: true }
     // The Secret's data is base64 of Helm's own base64 of the gzipped release JSON.
     const gzipped = Buffer.from(Buffer.from(newest.data.release, 'base64').toString(), 'base64')
-    const record = JSON.parse((await promisify(gunzip)(gzipped)).toString()) as { apply_method?: string }
-    return { method: record.apply_method === 'ssa' || record.apply_method === 'csa' ? record.apply_method : '' }
+    const record = JSON.parse((await promisify(gunzip)(gzipped)).toString()) as { apply_method?: string; version?: number; manifest?: string }
+    return {
+      method: record.apply_method === 'ssa' || record.apply_method === 'csa' ? record.apply_method : '',
+      revision: record.version ?? Number(newest.metadata?.labels?.version ?? 0),
+      manifest: record.manifest ?? ''
+    }
   }
 
   dryRunCreate(resource: ApiResource, namespace: string | undefined, object: KubeObject, fieldManager: string): Promise<WriteAnswer> {

@@ -3,6 +3,7 @@
 // the live and rendered objects only to say what changed (before → after).
 import type { KubeObject, Refusal } from '../kube/manifest-client.ts'
 import { differences, show, valueAt } from './diff.ts'
+import type { RemovedField } from './three-way.ts'
 import type { Verdict } from './verdict.ts'
 
 /** A Kubernetes Status, as far as the verdicts read it. */
@@ -43,13 +44,25 @@ export function classifyAccepted(live: KubeObject | undefined, answer: KubeObjec
 
 /**
  * Each immutable field's change: the rendered value's differences from the live one under the
- * field's path (what the chart sets), else the live value → the value the API server quotes.
+ * field's path (what the chart sets) and the fields under it that the patch removes (what the
+ * chart stopped setting), else the live value → the value the API server quotes.
  */
-function immutableFields(causes: { message?: string; field?: string }[], live: KubeObject | undefined, rendered: KubeObject): string[] {
+function immutableFields(
+  causes: { message?: string; field?: string }[],
+  live: KubeObject | undefined,
+  rendered: KubeObject,
+  removed: RemovedField[]
+): string[] {
   const fields: string[] = []
   for (const cause of causes) {
     if (!cause.field || !IMMUTABLE.test(cause.message ?? '')) continue
-    const changes = differences(valueAt(live, cause.field), valueAt(rendered, cause.field), cause.field, true)
+    const field = cause.field
+    const changes = [
+      ...differences(valueAt(live, field), valueAt(rendered, field), field, true),
+      ...removed
+        .filter((r) => r.path === field || r.path.startsWith(`${field}.`) || r.path.startsWith(`${field}[`))
+        .map((r) => `${r.path}: ${show(r.before)} → removed`)
+    ]
     // StatefulSets name the allowed fields in the message ('replicas', 'template', …): not among the immutable ones.
     const allowed = [...(cause.message ?? '').matchAll(/'(\w+)'/g)].map((m) => `${cause.field}.${m[1]}`)
     const immutable = changes.filter((c) => !allowed.some((a) => c.startsWith(a)))
@@ -63,8 +76,8 @@ function immutableFields(causes: { message?: string; field?: string }[], live: K
   return fields
 }
 
-/** A refused dry-run write, classified. `live` is undefined for a create. */
-export function classifyRefusal(refusal: Refusal, live: KubeObject | undefined, rendered: KubeObject): Verdict {
+/** A refused dry-run write, classified. `live` is undefined for a create; `removed`: what a three-way patch removed. */
+export function classifyRefusal(refusal: Refusal, live: KubeObject | undefined, rendered: KubeObject, removed: RemovedField[] = []): Verdict {
   const status = statusOf(refusal.body)
   const message = status.message ?? ''
   const causes = status.details?.causes ?? []
@@ -95,7 +108,7 @@ export function classifyRefusal(refusal: Refusal, live: KubeObject | undefined, 
     case 400:
     case 422:
     case 500: {
-      const fields = immutableFields(causes, live, rendered)
+      const fields = immutableFields(causes, live, rendered, removed)
       if (fields.length > 0 || (causes.length === 0 && IMMUTABLE.test(message))) return { kind: 'immutable', fields, message }
       // A body the kind's schema refuses (an unknown field under server-side apply) answers 500.
       if (refusal.status !== 500 || /failed to create typed patch object/.test(message))

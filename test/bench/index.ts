@@ -1,11 +1,14 @@
 // npm run bench — job-sweeper beside the baseline a user would pick instead, in one run on the
 // local cluster: prune (vs kubectl delete --wait and raw DELETEs), a sweep's plan over many
-// namespaces (vs kubectl get -A), and wait latency (vs kubectl wait). Prints ratios, peak RSS and
-// API requests per Job. Sizes: BENCH_JOBS (1000 per namespace), BENCH_SWEEP_SIZES (10000,50000
+// namespaces (vs kubectl get -A), wait latency (vs kubectl wait), and preflight of a 300-object
+// release (vs kubectl apply --server-side --dry-run=server). Prints ratios, peak RSS and API
+// requests per Job (per object for preflight). Sizes: BENCH_JOBS (1000 per namespace), BENCH_SWEEP_SIZES (10000,50000
 // Jobs) in BENCH_SWEEP_NAMESPACES (50), kubectl beside the sweep up to BENCH_KUBECTL_UP_TO (50000),
-// BENCH_SWEEP_DELETE_JOBS (20000), ROUNDS (10); BENCH_ONLY=prune,sweep,sweep-delete,wait picks parts.
+// BENCH_SWEEP_DELETE_JOBS (20000), ROUNDS (10), BENCH_PREFLIGHT_ROUNDS (3); BENCH_ONLY=prune,sweep,sweep-delete,wait,preflight picks
+// parts.
 import { benchCluster } from './finished-jobs.ts'
 import { mb, seconds } from './measure.ts'
+import { benchPreflight } from './preflight.ts'
 import { benchPrune } from './prune.ts'
 import { benchSweep, type SweepSize } from './sweep.ts'
 import { benchSweepDelete } from './sweep-delete.ts'
@@ -17,7 +20,8 @@ const kubectlUpTo = Number(process.env.BENCH_KUBECTL_UP_TO ?? 50_000)
 const sweepNamespaces = Number(process.env.BENCH_SWEEP_NAMESPACES ?? 50)
 const sweepDeleteJobs = Number(process.env.BENCH_SWEEP_DELETE_JOBS ?? 20_000)
 const rounds = Number(process.env.ROUNDS ?? 10)
-const only = new Set((process.env.BENCH_ONLY ?? 'prune,sweep,sweep-delete,wait').split(','))
+const preflightRounds = Number(process.env.BENCH_PREFLIGHT_ROUNDS ?? 3)
+const only = new Set((process.env.BENCH_ONLY ?? 'prune,sweep,sweep-delete,wait,preflight').split(','))
 const log = (line: string): void => void process.stderr.write(`[bench] ${line}\n`)
 const ratio = (a: number, b: number): string => `${(a / b).toFixed(2)}×`
 
@@ -88,6 +92,19 @@ try {
       `  job-sweeper (shared watch)    ${a.toFixed(0).padStart(5)} ms (max ${Math.max(...w.sweeper).toFixed(0)} ms)`,
       `  kubectl wait                  ${b.toFixed(0).padStart(5)} ms (max ${Math.max(...w.kubectl).toFixed(0)} ms)`,
       `  job-sweeper / kubectl wait: ${ratio(a, b)}`,
+      ''
+    )
+  }
+  if (only.has('preflight')) {
+    const p = await benchPreflight(cluster, preflightRounds, log)
+    const row = (m: { wallMs: number; maxMs: number; peakRssMb: number; requests: number }): string =>
+      `${seconds(m.wallMs).padStart(8)} (max ${seconds(m.maxMs)})  peak RSS ${mb(m.peakRssMb).padStart(6)}  ${(m.requests / p.objects).toFixed(2)} requests/object`
+    lines.push(
+      `preflight: a release of ${p.objects} objects (${p.existing} installed by helm, ${p.changed} of them changed, ${p.objects - p.existing} new; set-up of 2 releases: ${seconds(p.setupMs)}), default concurrency, median of ${p.rounds} rounds`,
+      `  job-sweeper preflight, release applied server-side (dry-run apply)       ${row(p.apply)}`,
+      `  job-sweeper preflight, release installed client-side (three-way patch)   ${row(p.patch)}`,
+      `  kubectl apply --server-side --dry-run=server --field-manager=helm        ${row(p.kubectl)}`,
+      `  kubectl / job-sweeper: time ${ratio(p.kubectl.wallMs, p.apply.wallMs)} (server-side), ${ratio(p.kubectl.wallMs, p.patch.wallMs)} (client-side)`,
       ''
     )
   }

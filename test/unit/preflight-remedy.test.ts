@@ -2,7 +2,7 @@
 // path on a real API server): a delete whose preconditions no longer hold is re-decided on the
 // fresh object; a StatefulSet that is not the release's, or whose verdict changed, is not deleted;
 // a dry run deletes nothing; one that is not gone in time is an error.
-import type { ApiResource, KubeObject, ManifestClient, ReadAnswer, WriteAnswer } from '../../src/kube/manifest-client.ts'
+import type { ApiResource, KubeObject, ManifestClient, ReadAnswer, ReleaseRecord, WriteAnswer } from '../../src/kube/manifest-client.ts'
 import type { DeleteResult, Precondition } from '../../src/kube/objects.ts'
 import { recreateStatefulSets } from '../../src/preflight/remedy.ts'
 import type { ObjectVerdict } from '../../src/preflight/verdict.ts'
@@ -43,8 +43,14 @@ class ScriptedClient implements ManifestClient {
   async read(): Promise<ReadAnswer> {
     return this.reads.length > 1 ? this.reads.shift()! : this.reads[0]
   }
-  async releaseApplyMethod(): Promise<{ method: 'ssa' }> {
-    return { method: 'ssa' }
+  async listNamed(): Promise<{ found: Map<string, KubeObject> }> {
+    throw new Error('no list expected')
+  }
+  async releaseRecord(): Promise<ReleaseRecord> {
+    return { method: 'ssa', revision: 1, manifest: '' }
+  }
+  async openApi(): Promise<undefined> {
+    return undefined
   }
   async dryRunCreate(): Promise<WriteAnswer> {
     throw new Error('no create expected')
