@@ -12,10 +12,5 @@ export default {
   testTimeout: 180000,
   // Scenario tests share one control plane; running them one at a time keeps 2-core machines
   // responsive and the controllers' timing realistic.
-  maxWorkers: 1,
-  // In a few full runs jest did not exit after every test had passed and the cluster had stopped:
-  // its main thread spun with one TCP socket open (seen with apiserver-down/-restart, watch-failures,
-  // job-api, in-cluster, post, log-tails, summary-browser in one run). Until its owner is found
-  // (global-teardown.ts names what is left open), the run ends when the results are in.
-  forceExit: true
+  maxWorkers: 1
 }
