@@ -7,6 +7,9 @@
 //
 // It runs in a worker thread, which a spinning main thread cannot starve, and reaches the main
 // thread through the inspector (a pause interrupts a promise loop as well as an idle event loop).
+// It cannot see a hang inside Node's own exit, after the event loop has ended (Node stops worker
+// threads first): a TCP handle Node never closes spins there (the fault proxy's reset did that
+// once, test/faults/reset.ts); the teardown's list of what is still open names such a handle.
 // It writes with writeSync to file descriptor 2: a worker's process.stderr goes through the main
 // thread, which may never get to it.
 import { Worker } from 'node:worker_threads'
