@@ -15,10 +15,5 @@ export default {
   // marked `@cluster whole` run alone (test/cluster/suite-environment.ts). Most of a suite's time is
   // waiting on controllers and timeouts, so two overlap well on 2 cores.
   maxWorkers: 2,
-  testSequencer: '<rootDir>/test/cluster/suite-sequencer.ts',
-  // In a few full runs jest did not exit after every test had passed and the cluster had stopped:
-  // its main thread spun with one TCP socket open (seen with apiserver-down/-restart, watch-failures,
-  // job-api, in-cluster, post, log-tails, summary-browser in one run). Until its owner is found
-  // (global-teardown.ts names what is left open), the run ends when the results are in.
-  forceExit: true
+  testSequencer: '<rootDir>/test/cluster/suite-sequencer.ts'
 }

@@ -5,4 +5,4 @@ import base from './jest.config.js'
 const { globalSetup, globalTeardown, ...rest } = base
 void globalSetup
 void globalTeardown
-export default { ...rest, roots: ['<rootDir>/test/unit'], forceExit: false }
+export default { ...rest, roots: ['<rootDir>/test/unit'] }

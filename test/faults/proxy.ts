@@ -26,6 +26,7 @@ import { createSecureContext, type SecureContext, TLSSocket } from 'node:tls'
 import { KubeConfig } from '@kubernetes/client-node'
 import { StreamCutter } from './cut.ts'
 import { RequestLog, type ProxiedRequest } from './requests.ts'
+import { resetConnection } from './reset.ts'
 import { answerHeaders, withoutHopByHop } from './headers.ts'
 import { writeProxyKubeconfig } from './kubeconfig.ts'
 import { ActiveRule, seededRandom, statusBody, type Fault, type FaultRule, type RequestKey, type RuleHandle } from './rules.ts'
@@ -68,6 +69,7 @@ export class FaultProxy {
   private readonly listener: Server
   private readonly sockets = new Set<Socket>()
   private readonly rawOf = new WeakMap<object, Socket>()
+  private readonly tlsOf = new WeakMap<Socket, TLSSocket>()
   private readonly agent: Agent
   private readonly upstream: URL
   private readonly port: number
@@ -127,7 +129,7 @@ export class FaultProxy {
     this.paused = mode
     // close() calls back once every connection is gone, hence the resets in between.
     const closed = mode === 'refuse' ? new Promise<void>((resolve) => this.listener.close(() => resolve())) : undefined
-    for (const socket of this.sockets) socket.resetAndDestroy()
+    for (const socket of this.sockets) this.resetSocket(socket)
     await closed
   }
 
@@ -135,7 +137,7 @@ export class FaultProxy {
   async resume(): Promise<void> {
     const mode = this.paused
     if (!mode) return
-    for (const socket of this.sockets) socket.resetAndDestroy() // the ones left hanging
+    for (const socket of this.sockets) this.resetSocket(socket) // the ones left hanging
     if (mode === 'refuse') await listen(this.listener, this.port)
     this.paused = undefined
   }
@@ -157,11 +159,12 @@ export class FaultProxy {
     this.sockets.add(raw)
     raw.on('close', () => this.sockets.delete(raw))
     raw.on('error', () => undefined)
-    if (this.paused === 'reset') raw.resetAndDestroy()
+    if (this.paused === 'reset') this.resetSocket(raw)
     if (this.paused && this.paused !== 'unanswered') return
     const tls = new TLSSocket(raw, { isServer: true, secureContext: this.secureContext, ALPNProtocols: ['http/1.1'] })
     tls.on('error', () => raw.destroy())
     this.rawOf.set(tls, raw)
+    this.tlsOf.set(raw, tls)
     this.http.emit('connection', tls)
   }
 
@@ -195,8 +198,13 @@ export class FaultProxy {
 
   private reset(req: IncomingMessage): void {
     const raw = this.rawOf.get(req.socket)
-    if (raw) raw.resetAndDestroy()
+    if (raw) this.resetSocket(raw)
     else req.socket.destroy()
+  }
+
+  /** Resets a connection, or destroys it if it is already ending (see resetConnection). */
+  private resetSocket(raw: Socket): void {
+    resetConnection(raw, this.tlsOf.get(raw))
   }
 
   private forward(req: IncomingMessage, res: ServerResponse, entry: ProxiedRequest, fault: Fault | undefined): void {
