@@ -3,7 +3,7 @@
 // kubelet's Event on its pod (kwok writes none: written here as a kubelet does), through the
 // bundled action as the runner runs it, with decoys that must survive.
 import { expectSucceeded, outputNames, runAction } from './action.ts'
-import { coreApi, createJob, eventually, getJob } from './cluster/testenv.ts'
+import { coreApi, createJob, eventually, getJob, kubeletEvent } from './cluster/testenv.ts'
 import { releaseAnnotations, useScenario } from './scenario.ts'
 
 const scenario = useScenario('failure-events')
@@ -19,23 +19,7 @@ test('pre waits on a migration that fails: the log says why, from its condition,
     (pods) => pods.length === 1 && pods[0].status?.phase === 'Running'
   )
   const mountFailed = 'MountVolume.SetUp failed for volume "db-ca" : secret "db-ca" not found'
-  const now = new Date()
-  await coreApi().createNamespacedEvent({
-    namespace: ns,
-    body: {
-      metadata: { name: `${pod.metadata?.name}.failedmount`, namespace: ns },
-      involvedObject: { apiVersion: 'v1', kind: 'Pod', name: pod.metadata?.name, namespace: ns, uid: pod.metadata?.uid },
-      reason: 'FailedMount',
-      message: mountFailed,
-      type: 'Warning',
-      source: { component: 'kubelet', host: pod.spec?.nodeName },
-      reportingComponent: 'kubelet',
-      reportingInstance: pod.spec?.nodeName ?? '',
-      firstTimestamp: now,
-      lastTimestamp: now,
-      count: 1
-    }
-  })
+  await kubeletEvent(pod, 'FailedMount', mountFailed)
 
   const run = await runAction({ release: 'app', namespace: ns, 'on-running': 'wait', 'wait-timeout': '2m', 'harvest-logs': 'none' })
   expectSucceeded(run)

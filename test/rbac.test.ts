@@ -6,7 +6,18 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { outputNames, runAction } from './action.ts'
 import { pinnedKubernetesVersion } from './cluster/cluster.ts'
-import { coreApi, createJob, createNamespace, deleteNamespace, eventually, getJob, helmMajor, kubectl, waitForJobCondition } from './cluster/testenv.ts'
+import {
+  coreApi,
+  createJob,
+  createNamespace,
+  deleteNamespace,
+  eventually,
+  getJob,
+  helmMajor,
+  kubectl,
+  kubeletEvent,
+  waitForJobCondition
+} from './cluster/testenv.ts'
 import { createDecoys, missingDecoys, type Decoy } from './decoys.ts'
 import { helmChart, release } from './scenario.ts'
 import { createServiceAccount, exampleRbac, tokenKubeconfig } from './service-account.ts'
@@ -115,31 +126,7 @@ describe('Events in the reason a waited Job never started (list on events)', () 
       async () => (await coreApi().listNamespacedPod({ namespace: ns, labelSelector: `job-name=${name}` })).items,
       (pods) => pods.length === 1 && pods[0].status?.containerStatuses?.[0]?.state?.waiting?.reason === 'ImagePullBackOff'
     )
-    const now = new Date()
-    const kubelet = (reason: string, message: string) =>
-      coreApi().createNamespacedEvent({
-        namespace: ns,
-        body: {
-          metadata: { name: `${pod.metadata?.name}.${reason.toLowerCase()}`, namespace: ns },
-          involvedObject: {
-            apiVersion: 'v1',
-            kind: 'Pod',
-            name: pod.metadata?.name,
-            namespace: ns,
-            uid: pod.metadata?.uid,
-            fieldPath: 'spec.containers{main}'
-          },
-          reason,
-          message,
-          type: 'Warning',
-          source: { component: 'kubelet', host: pod.spec?.nodeName },
-          reportingComponent: 'kubelet',
-          reportingInstance: pod.spec?.nodeName ?? '',
-          firstTimestamp: now,
-          lastTimestamp: now,
-          count: 1
-        }
-      })
+    const kubelet = (reason: string, message: string) => kubeletEvent(pod, reason, message, 'spec.containers{main}')
     await kubelet('Failed', pullFailed)
     await kubelet('BackOff', `Back-off pulling image "${image}"`)
   }

@@ -2,7 +2,7 @@
 // and the cluster's helm/kubectl.
 import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { BatchV1Api, CoreV1Api, KubeConfig, type V1Job, type V1JobSpec, type V1PodSpec } from '@kubernetes/client-node'
+import { BatchV1Api, CoreV1Api, KubeConfig, type CoreV1Event, type V1Job, type V1JobSpec, type V1Pod, type V1PodSpec } from '@kubernetes/client-node'
 import type { Cluster } from './cluster.ts'
 import { FAIL_LABEL, HOLD_LABEL, LINGER_LABEL, NEVER_START_LABEL, NEVER_START_MESSAGE_ANNOTATION, NO_SUCH_NODE_LABEL, RUN_FOR_ANNOTATION } from './kwok.ts'
 
@@ -113,6 +113,31 @@ export function jobManifest(job: TestJob): V1Job {
       ...job.spec
     }
   }
+}
+
+/**
+ * A Warning Event on `pod` as its kubelet records one (kwok writes none): named `<pod>.<reason>`,
+ * source and reporting component kubelet on the pod's node, counted once now.
+ */
+export function kubeletEvent(pod: V1Pod, reason: string, message: string, fieldPath?: string): Promise<CoreV1Event> {
+  const namespace = pod.metadata?.namespace ?? ''
+  const now = new Date()
+  return coreApi().createNamespacedEvent({
+    namespace,
+    body: {
+      metadata: { name: `${pod.metadata?.name}.${reason.toLowerCase()}`, namespace },
+      involvedObject: { apiVersion: 'v1', kind: 'Pod', name: pod.metadata?.name, namespace, uid: pod.metadata?.uid, fieldPath },
+      reason,
+      message,
+      type: 'Warning',
+      source: { component: 'kubelet', host: pod.spec?.nodeName },
+      reportingComponent: 'kubelet',
+      reportingInstance: pod.spec?.nodeName ?? '',
+      firstTimestamp: now,
+      lastTimestamp: now,
+      count: 1
+    }
+  })
 }
 
 export async function createJob(job: TestJob): Promise<V1Job> {
