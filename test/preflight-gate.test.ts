@@ -5,38 +5,18 @@
 // same pre deletes the migration Job: the positive control). A StatefulSet's volume size change
 // fails `helm upgrade`; with recreate-statefulsets pre deletes it orphaning its pods and PVCs, the
 // upgrade then succeeds, and the new StatefulSet adopts the same pods.
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { outputNames, runAction } from './action.ts'
 import { runCli } from './bin.ts'
-import { pinnedKubernetesVersion } from './cluster/cluster.ts'
 import { startProcess, stopProcesses, type ProcessCommand } from './cluster/processes.ts'
-import { eventually, getJob, helm, helmMajor, kubectl, testCluster, waitForJobCondition } from './cluster/testenv.ts'
+import { eventually, getJob, helmMajor, kubectl, testCluster } from './cluster/testenv.ts'
+import { preflightDemo } from './preflight-demo.ts'
 import { release, useScenario } from './scenario.ts'
 
 const scenario = useScenario('gate')
-const chart = join(import.meta.dirname, 'chart', 'preflight-demo')
+const { chartCommand, install, rendered } = preflightDemo(() => scenario.ns)
 const migrate = `${release}-migrate`
-
-function chartCommand(verb: 'install' | 'upgrade' | 'template', values: Record<string, string>, ...flags: string[]): ReturnType<typeof helm> {
-  const sets = Object.entries(values).flatMap(([k, v]) => ['--set', `${k}=${v}`])
-  return helm(verb, release, chart, '-n', scenario.ns, ...sets, ...flags)
-}
-
-async function install(values: Record<string, string> = {}): Promise<void> {
-  const installed = chartCommand('install', values)
-  if (installed.code !== 0) throw new Error(`helm install failed: ${installed.stderr}`)
-  await waitForJobCondition(scenario.ns, migrate, 'Complete')
-}
-
-function rendered(values: Record<string, string>): string {
-  const out = chartCommand('template', values, '--kube-version', pinnedKubernetesVersion())
-  expect(out.stderr).toBe('')
-  const file = join(mkdtempSync(join(tmpdir(), 'rendered-')), 'rendered.yaml')
-  writeFileSync(file, out.stdout)
-  return file
-}
 
 const uidOf = async (namespace: string, name: string): Promise<string | undefined> => (await getJob(namespace, name))?.metadata?.uid
 

@@ -9,31 +9,12 @@ import { join } from 'node:path'
 import { KubeConfig } from '@kubernetes/client-node'
 import { runAction } from './action.ts'
 import { runCli } from './bin.ts'
-import { pinnedKubernetesVersion } from './cluster/cluster.ts'
-import { eventually, helm, helmMajor, kubeConfig, kubectl, waitForJobCondition } from './cluster/testenv.ts'
+import { eventually, helmMajor, kubeConfig, kubectl } from './cluster/testenv.ts'
+import { preflightDemo } from './preflight-demo.ts'
 import { release, useScenario } from './scenario.ts'
 
 const scenario = useScenario('preflight')
-const chart = join(import.meta.dirname, 'chart', 'preflight-demo')
-
-function chartCommand(verb: 'install' | 'upgrade' | 'template', values: Record<string, string>, ...flags: string[]): ReturnType<typeof helm> {
-  const sets = Object.entries(values).flatMap(([k, v]) => ['--set', `${k}=${v}`])
-  return helm(verb, release, chart, '-n', scenario.ns, ...sets, ...flags)
-}
-
-async function install(values: Record<string, string> = {}, ...flags: string[]): Promise<void> {
-  const installed = chartCommand('install', values, ...flags)
-  if (installed.code !== 0) throw new Error(`helm install failed: ${installed.stderr}`)
-  await waitForJobCondition(scenario.ns, `${release}-migrate`, 'Complete')
-}
-
-function rendered(values: Record<string, string>): string {
-  const out = chartCommand('template', values, '--kube-version', pinnedKubernetesVersion())
-  expect(out.stderr).toBe('')
-  const file = join(mkdtempSync(join(tmpdir(), 'rendered-')), 'rendered.yaml')
-  writeFileSync(file, out.stdout)
-  return file
-}
+const { chartCommand, install, rendered } = preflightDemo(() => scenario.ns)
 
 /** The release's objects: resourceVersion and managedFields of each, to prove a run changed nothing. */
 function snapshot(): Record<string, string> {
