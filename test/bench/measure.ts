@@ -50,3 +50,30 @@ export function mustSucceed(what: string, run: Measured): Measured {
 
 export const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`
 export const mb = (n: number): string => `${n.toFixed(0)} MB`
+
+/** The machine's CPU time so far, busy and in all, in clock ticks (the first line of /proc/stat). */
+function cpuTicks(): { busy: number; total: number } {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number)
+  const total = fields.reduce((a, b) => a + b, 0)
+  const idle = fields[3] + (fields[4] ?? 0) // idle, iowait
+  return { busy: total - idle, total }
+}
+
+/**
+ * Waits until the whole machine has been idle for a moment (busy below `below` of its CPU over
+ * `windowMs`; at most `maxMs`), so that each contender starts on a settled cluster: after a set-up
+ * of thousands of Jobs, the controller manager and the API server go on finishing their pods for
+ * tens of seconds, and whoever is measured first would pay for it.
+ */
+export async function settle(log: (line: string) => void, { below = 0.15, windowMs = 3000, maxMs = 180_000 } = {}): Promise<void> {
+  const started = performance.now()
+  for (;;) {
+    const a = cpuTicks()
+    await new Promise((resolve) => setTimeout(resolve, windowMs))
+    const b = cpuTicks()
+    const busy = (b.busy - a.busy) / Math.max(1, b.total - a.total)
+    const waited = performance.now() - started
+    if (busy < below) return log(`settled: the machine is ${(busy * 100).toFixed(0)}% busy (after ${seconds(waited)})`)
+    if (waited >= maxMs) return log(`not settled after ${seconds(waited)}: the machine is still ${(busy * 100).toFixed(0)}% busy; measuring anyway`)
+  }
+}

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { dump } from 'js-yaml'
 import type { Cluster } from '../cluster/cluster.ts'
-import { CLI, measure, mustSucceed, type Measured } from './measure.ts'
+import { CLI, measure, mustSucceed, settle, type Measured } from './measure.ts'
 
 /** How many objects of each kind; two thirds exist before the check, one third is new. */
 const KINDS = { ConfigMap: 150, Service: 60, Deployment: 72, StatefulSet: 9, Job: 9 }
@@ -157,6 +157,7 @@ export async function benchPreflight(cluster: Cluster, rounds: number, log: (lin
     log(`2 releases of ${installed.length} objects installed in ${(setupMs / 1000).toFixed(1)}s`)
 
     const preflight = async (namespace: string): Promise<Measured & { requests: number }> => {
+      await settle(log)
       const before = versions(kubectl, namespace, env)
       const run = mustSucceed(
         `job-sweeper preflight in ${namespace}`,
@@ -167,6 +168,7 @@ export async function benchPreflight(cluster: Cluster, rounds: number, log: (lin
       return { ...run, requests }
     }
     const kubectlRun = async (): Promise<Measured & { requests: number }> => {
+      await settle(log)
       const before = versions(kubectl, nsApply, env)
       const run = mustSucceed(
         'kubectl apply --dry-run=server',

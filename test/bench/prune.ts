@@ -10,7 +10,7 @@ import type { Cluster } from '../cluster/cluster.ts'
 import { helmAnnotations, type TestJob } from '../cluster/testenv.ts'
 import { checkLeft, createDecoyJobs } from './decoys.ts'
 import { createFinishedJobs } from './finished-jobs.ts'
-import { CLI, measure, mustSucceed, type Measured } from './measure.ts'
+import { CLI, measure, mustSucceed, settle, type Measured } from './measure.ts'
 
 /** What the prune benchmark measured. */
 export interface PruneFigures {
@@ -87,6 +87,7 @@ export async function benchPrune(cluster: Cluster, n: number, log: (line: string
     log(`${3 * n} finished Jobs set up in ${(setupMs / 1000).toFixed(1)}s`)
 
     const env = { KUBECONFIG: cluster.kubeconfig }
+    await settle(log)
     log('job-sweeper pre …')
     const sweeperRun = mustSucceed(
       'job-sweeper pre',
@@ -94,6 +95,7 @@ export async function benchPrune(cluster: Cluster, n: number, log: (line: string
     )
     const sweeper = { ...sweeperRun, requests: (JSON.parse(sweeperRun.stdout) as { 'api-requests': number })['api-requests'] }
 
+    await settle(log)
     log('kubectl delete jobs --wait …')
     const kubectlRun = mustSucceed(
       'kubectl delete',
@@ -101,6 +103,7 @@ export async function benchPrune(cluster: Cluster, n: number, log: (line: string
     )
     const kubectl = { ...kubectlRun, requests: kubectlRun.stderr.split('\n').filter((l) => l.includes('"Response"')).length }
 
+    await settle(log)
     log('raw DELETEs …')
     const concurrency = 8 // job-sweeper's default concurrency
     const rawMs = await rawDeletes(kc, nsRaw, created[2].names, concurrency)

@@ -12,7 +12,7 @@ import { jobManifest, type TestJob } from '../cluster/testenv.ts'
 import { DEFAULT_CLIENT_OPTIONS } from '../../src/kube/client.ts'
 import { Rest } from '../../src/kube/rest.ts'
 import { checkLeft, createDecoyJobs } from './decoys.ts'
-import { CLI, measure, mustSucceed, type Measured } from './measure.ts'
+import { CLI, measure, mustSucceed, settle, type Measured } from './measure.ts'
 
 /** What the deleting sweep benchmark measured. */
 export interface SweepDeleteFigures {
@@ -99,12 +99,14 @@ export async function benchSweepDelete(cluster: Cluster, n: number, log: (line: 
     log(`${2 * n} finished Jobs set up in ${(setupMs / 1000).toFixed(1)}s; job-sweeper sweep …`)
 
     const env = { KUBECONFIG: cluster.kubeconfig }
+    await settle(log)
     const run = mustSucceed(
       'job-sweeper sweep',
       await measure([...CLI, 'sweep', '--namespace', nsSweeper, '--selector', `${LABEL}=delete`, '--harvest-logs', 'none', '--json'], env)
     )
     const json = JSON.parse(run.stdout) as { 'api-requests': number; 'pruned-count': number }
     if (json['pruned-count'] !== n) throw new Error(`job-sweeper sweep pruned ${json['pruned-count']} Jobs, expected ${n}`)
+    await settle(log)
     log('raw DELETEs …')
     const rawMs = await rawDeletes(kc, nsRaw, rawNames)
 

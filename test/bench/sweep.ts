@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { BatchV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node'
 import type { Cluster } from '../cluster/cluster.ts'
 import { jobManifest } from '../cluster/testenv.ts'
-import { CLI, measure, mustSucceed, type Measured } from './measure.ts'
+import { CLI, measure, mustSucceed, settle, type Measured } from './measure.ts'
 
 /** One size's figures. */
 export interface SweepSize {
@@ -74,6 +74,7 @@ export async function benchSweep(
       created = size
       setupMs += performance.now() - started
       log(`${size} suspended Jobs in ${namespaces} namespaces; measuring …`)
+      await settle(log)
 
       const sweeperRun = mustSucceed('job-sweeper sweep --json', await measure([...sweepArgs(`${LABEL}=sweep`), '--json'], env))
       const kept = (JSON.parse(sweeperRun.stdout) as { 'kept-count'?: number })['kept-count']
