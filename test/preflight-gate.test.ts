@@ -5,11 +5,9 @@
 // same pre deletes the migration Job: the positive control). A StatefulSet's volume size change
 // fails `helm upgrade`; with recreate-statefulsets pre deletes it orphaning its pods and PVCs, the
 // upgrade then succeeds, and the new StatefulSet adopts the same pods.
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { outputNames, runAction } from './action.ts'
 import { runCli } from './bin.ts'
-import { startProcess, stopProcesses, type ProcessCommand } from './cluster/processes.ts'
+import { startStatefulSetController } from './cluster/controllers.ts'
 import { eventually, getJob, helmMajor, kubectl, testCluster } from './cluster/testenv.ts'
 import { preflightDemo } from './preflight-demo.ts'
 import { release, useScenario } from './scenario.ts'
@@ -71,16 +69,6 @@ test('bad preflight value: refused naming the input, before anything is deleted'
   expect(await uidOf(scenario.ns, migrate)).toBe(jobUid)
 })
 
-/** The StatefulSet controller, apart from the cluster's controller manager (which does not run it), for one test. */
-const STATEFULSET_CONTROLLER = '6-statefulset-controller'
-
-function startStatefulSetController(): void {
-  const { dir } = testCluster()
-  const manager = JSON.parse(readFileSync(join(dir, 'commands', '3-kube-controller-manager.json'), 'utf8')) as ProcessCommand
-  const args = manager.args.map((a) => (a.startsWith('--controllers=') ? '--controllers=statefulset-controller' : a))
-  startProcess(dir, STATEFULSET_CONTROLLER, manager.command, args, manager.env)
-}
-
 interface Live {
   metadata: { uid: string; ownerReferences?: { kind: string; uid: string }[] }
   spec?: { resources?: { requests?: { storage?: string } }; volumeClaimTemplates?: { spec: { resources: { requests: { storage: string } } } }[] }
@@ -93,7 +81,7 @@ function get(kind: string, name: string): Live | undefined {
 
 test('a StatefulSet volume size change: helm upgrade fails, pre fails without the remedy; with recreate-statefulsets the upgrade applies and the pods and PVCs are the same', async () => {
   if (helmMajor() !== 4) return // the StatefulSet check runs with Helm 4 on the newest set (docs/preflight.md)
-  startStatefulSetController()
+  const stopController = startStatefulSetController(testCluster())
   try {
     await install()
     const sts = `${release}-db`
@@ -147,6 +135,6 @@ test('a StatefulSet volume size change: helm upgrade fails, pre fails without th
     // The migration Job is untouched: nothing in it changed.
     expect(await getJob(scenario.ns, migrate)).toBeDefined()
   } finally {
-    await stopProcesses(testCluster().dir, 5000, [STATEFULSET_CONTROLLER])
+    await stopController()
   }
 })
