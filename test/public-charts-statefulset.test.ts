@@ -78,6 +78,9 @@ test("Loki's singleBinary.persistence.size 10Gi → 20Gi: helm upgrade fails on 
     expect(pre.code).toBe(0)
     expect(pre.summary).toContain('helm upgrade would apply once pre has recreated 1 StatefulSet(s)')
     expect(pre.summary).toContain(`StatefulSet ${scenario.ns}/${sts} deleted with propagationPolicy Orphan (recreate-statefulsets)`)
+    // It says beforehand that the new StatefulSet will then replace the pod: the chart changes its template too.
+    expect(pre.summary).toContain('adopts them, then replaces them one by one: the pod template changes too (spec.template.metadata.annotations')
+    expect(pre.summary).toContain('storage/size&#93;: 10Gi → 20Gi)') // the summary's table escapes brackets
     expect(get('statefulset', sts)).toBeUndefined()
     const orphaned = get('pod', `${sts}-0`)?.metadata
     expect([orphaned?.uid, orphaned?.ownerReferences]).toEqual([before.pod, undefined])
@@ -101,6 +104,8 @@ test("Loki's singleBinary.persistence.size 10Gi → 20Gi: helm upgrade fails on 
     const moved = renderPublicChart(r, move)
     const again = await runAction({ manifest: moved, namespace: r.namespace, release: r.release, 'recreate-statefulsets': 'true' })
     expect(again.summary).toContain(`StatefulSet ${scenario.ns}/${sts} deleted with propagationPolicy Orphan (recreate-statefulsets)`)
+    expect(again.summary).toContain('its pods and PVCs stay; the upgrade creates it anew and it adopts them')
+    expect(again.summary).not.toContain('replaces them one by one')
     expect(again.code).toBe(0)
     expect(publicChart(r, 'upgrade', move).stderr).toBe('')
     const third = get('statefulset', sts)?.metadata.uid

@@ -76,6 +76,15 @@ function immutableFields(
   return fields
 }
 
+/** What the rendering changes in the pod template (what the chart sets, and what a three-way patch removes). */
+function templateChanges(live: KubeObject | undefined, rendered: KubeObject, removed: RemovedField[]): string[] {
+  const path = 'spec.template'
+  return [
+    ...differences(valueAt(live, path), valueAt(rendered, path), path, true),
+    ...removed.filter((r) => r.path.startsWith(`${path}.`)).map((r) => `${r.path}: ${show(r.before)} → removed`)
+  ]
+}
+
 /** A refused dry-run write, classified. `live` is undefined for a create; `removed`: what a three-way patch removed. */
 export function classifyRefusal(refusal: Refusal, live: KubeObject | undefined, rendered: KubeObject, removed: RemovedField[] = []): Verdict {
   const status = statusOf(refusal.body)
@@ -109,7 +118,10 @@ export function classifyRefusal(refusal: Refusal, live: KubeObject | undefined, 
     case 422:
     case 500: {
       const fields = immutableFields(causes, live, rendered, removed)
-      if (fields.length > 0 || (causes.length === 0 && IMMUTABLE.test(message))) return { kind: 'immutable', fields, message }
+      if (fields.length > 0 || (causes.length === 0 && IMMUTABLE.test(message))) {
+        const template = rendered.kind === 'StatefulSet' ? templateChanges(live, rendered, removed) : []
+        return { kind: 'immutable', fields, message, ...(template.length > 0 ? { template } : {}) }
+      }
       // A body the kind's schema refuses (an unknown field under server-side apply) answers 500.
       if (refusal.status !== 500 || /failed to create typed patch object/.test(message))
         return { kind: 'invalid', fields: causes.map((c) => c.field ?? '').filter((f) => f !== ''), message }

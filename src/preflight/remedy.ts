@@ -9,7 +9,7 @@ import { INPUT, type Settings } from '../settings/settings.ts'
 import { formatDuration } from '../text/duration.ts'
 import { checkRelease } from './check.ts'
 import { objectName } from './report.ts'
-import { reasonOf, recreatedByPre, type ObjectVerdict } from './verdict.ts'
+import { reasonOf, recreatedByPre, recreatedPods, type ObjectVerdict } from './verdict.ts'
 
 /** Deletes tried when the StatefulSet changed between its read and its delete (a status update). */
 const ATTEMPTS = 5
@@ -79,7 +79,7 @@ async function recreateOne(client: ManifestClient, v: ObjectVerdict, rendered: K
     ctx.info(`${name}: deleted with propagationPolicy Orphan; waiting until it is gone`)
     if (!(await waitUntilGone(client, resource, namespace, v.name, uid, settings, ctx)))
       throw new Error(`${name} was deleted with propagationPolicy Orphan but is not gone after ${formatDuration(settings.waitTimeoutSeconds)}`)
-    return `${name} deleted with propagationPolicy Orphan (${INPUT.recreateStatefulSets}): its pods and PVCs stay, and helm upgrade creates it anew with the rendered spec; existing PVCs keep their size`
+    return `${name} deleted with propagationPolicy Orphan (${INPUT.recreateStatefulSets}): ${recreatedPods(fresh)}; existing PVCs keep their size`
   }
   throw new Error(`${name} not deleted: it changed between each read and its delete (${ATTEMPTS} times)`)
 }

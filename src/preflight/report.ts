@@ -2,7 +2,7 @@
 // objects first; unchanged objects are counted (the report file and --json list them). Pure.
 import { escapeMarkdown } from '../report/markdown.ts'
 import type { ReleaseMode } from './mode.ts'
-import { failsUpgrade, reasonOf, recreatedByPre, type ObjectVerdict } from './verdict.ts'
+import { failsUpgrade, reasonOf, recreatedByPre, recreatedPods, type ObjectVerdict } from './verdict.ts'
 
 export interface PreflightResult {
   /** The namespace of objects whose manifest names none. */
@@ -41,8 +41,7 @@ export interface PreflightRow {
 }
 
 function clearedWords(v: ObjectVerdict): string {
-  if (recreatedByPre(v))
-    return 'pre deletes this StatefulSet with propagationPolicy Orphan (recreate-statefulsets), so its pods and PVCs stay; the upgrade creates it anew and it adopts them'
+  if (recreatedByPre(v)) return `pre deletes this StatefulSet with propagationPolicy Orphan (recreate-statefulsets), so ${recreatedPods(v)}`
   return 'pre deletes this Job, and the upgrade creates it anew'
 }
 

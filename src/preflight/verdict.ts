@@ -10,8 +10,12 @@ export type Verdict =
   | { kind: 'new' }
   /** The write changes these paths (`spec.replicas: 1 → 3`), and the API server accepts it. */
   | { kind: 'changes'; paths: string[] }
-  /** The write changes fields the API server refuses to change: each path, before → after where known. */
-  | { kind: 'immutable'; fields: string[]; message: string }
+  /**
+   * The write changes fields the API server refuses to change: each path, before → after where
+   * known. `template`: what the rendering also changes in a StatefulSet's pod template, which a
+   * recreated StatefulSet rolls out to its adopted pods.
+   */
+  | { kind: 'immutable'; fields: string[]; message: string; template?: string[] }
   /** Server-side apply: other field managers own fields the release sets to other values. */
   | { kind: 'conflict'; fields: string[]; managers: string[] }
   /** An admission webhook, a ValidatingAdmissionPolicy or another admission check refuses the write. */
@@ -67,6 +71,17 @@ export function recreatedByPre(v: ObjectVerdict): boolean {
   if (v.apiVersion !== 'apps/v1' || v.kind !== 'StatefulSet' || v.verdict.kind !== 'immutable') return false
   const { fields } = v.verdict
   return fields.length > 0 && fields.every((f) => RECREATABLE.some((r) => f === r || f.startsWith(`${r}.`) || f.startsWith(`${r}[`) || f.startsWith(`${r}:`)))
+}
+
+/**
+ * What recreate-statefulsets does to the pods, in words: they stay, and where the rendering also
+ * changes the pod template, the new StatefulSet then replaces them one by one, as for any template
+ * change.
+ */
+export function recreatedPods(v: ObjectVerdict): string {
+  const template = v.verdict.kind === 'immutable' ? (v.verdict.template ?? []) : []
+  const rolled = template.length > 0 ? `, then replaces them one by one: the pod template changes too (${list(template, 2)})` : ''
+  return `its pods and PVCs stay; the upgrade creates it anew and it adopts them${rolled}`
 }
 
 /** The verdicts with pre's chosen remedies marked as cleared: today recreate-statefulsets only. */

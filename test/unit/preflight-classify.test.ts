@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { KubeObject } from '../../src/kube/manifest-client.ts'
 import { classifyAccepted, classifyRefusal } from '../../src/preflight/classify.ts'
-import { reasonOf, MAX_REASON } from '../../src/preflight/verdict.ts'
+import { reasonOf, recreatedPods, MAX_REASON } from '../../src/preflight/verdict.ts'
 
 const fixture = (name: string): { status: number; body: string } => {
   const body = readFileSync(join(import.meta.dirname, 'fixtures', 'preflight', `${name}.json`), 'utf8')
@@ -35,6 +35,28 @@ test('StatefulSet volumeClaimTemplates storage 1Gi → 2Gi: immutable, the path 
   expect(v).toMatchObject({ kind: 'immutable', fields: ['spec.volumeClaimTemplates[data].spec.resources.requests.storage: 1Gi → 2Gi'] })
   // Helm 3's patch meets the same check.
   expect(classifyRefusal(fixture('sts-immutable-smp'), statefulSet('1Gi'), statefulSet('2Gi'))).toEqual(v)
+})
+
+test('StatefulSet whose rendering also changes the pod template: the immutable verdict says what changes there (its pods roll once recreated); none when only the volumes change', () => {
+  /** The StatefulSet with a pod template whose annotation carries `annotated` (as Loki's chart writes its volume size there). */
+  const withPod = (storage: string, annotated = storage): KubeObject => ({
+    ...statefulSet(storage),
+    spec: {
+      ...(statefulSet(storage).spec as object),
+      template: { metadata: { annotations: { 'storage/size': annotated } }, spec: { containers: [{ name: 'db', image: 'db:1' }] } }
+    }
+  })
+  const rolled = classifyRefusal(fixture('sts-immutable'), withPod('1Gi'), withPod('2Gi'))
+  expect(rolled).toMatchObject({ kind: 'immutable', template: ['spec.template.metadata.annotations[storage/size]: 1Gi → 2Gi'] })
+  const db = { apiVersion: 'apps/v1', kind: 'StatefulSet', namespace: 'shop', name: 'db', write: 'apply' as const, clearedByPre: true, verdict: rolled }
+  expect(recreatedPods(db)).toBe(
+    'its pods and PVCs stay; the upgrade creates it anew and it adopts them, then replaces them one by one: the pod template changes too (spec.template.metadata.annotations[storage/size]: 1Gi → 2Gi)'
+  )
+  // Control: the same refusal with the pod template left alone says nothing of replacing pods.
+  const kept = classifyRefusal(fixture('sts-immutable'), withPod('1Gi'), withPod('2Gi', '1Gi'))
+  expect(kept).toMatchObject({ kind: 'immutable', fields: ['spec.volumeClaimTemplates[data].spec.resources.requests.storage: 1Gi → 2Gi'] })
+  expect(kept).not.toHaveProperty('template')
+  expect(recreatedPods({ ...db, verdict: kept })).toBe('its pods and PVCs stay; the upgrade creates it anew and it adopts them')
 })
 
 test('StatefulSet on an older Kubernetes: the forbidden-fields message, allowed fields left out', () => {
