@@ -24,6 +24,10 @@ charts=(
   "metrics-server-3.13.1 sigs.k8s.io/metrics-server@v0.9.0 charts/metrics-server"
   # Kyverno's chart 3.3.6 (app v1.13.4): four Deployments whose selectors carry the chart's full name.
   "kyverno-3.3.6 github.com/kyverno/kyverno@v1.13.4 charts/kyverno"
+  # Kyverno's chart 2.7.2 (app v1.9.2) and 3.0.0 (app v1.10.0): the cleanup controller's Deployment
+  # keeps its name while its selector labels change between the two.
+  "kyverno-2.7.2 github.com/kyverno/kyverno@v1.9.2 charts/kyverno"
+  "kyverno-3.0.0 github.com/kyverno/kyverno@v1.10.0 charts/kyverno"
 )
 
 # Loki's chart requires three charts it takes from chart repositories (minio, grafana-agent-operator,

@@ -19,7 +19,16 @@
 import { runAction } from './action.ts'
 import { runCli } from './bin.ts'
 import { helm, kubectl } from './cluster/testenv.ts'
-import { installPublicChart, kyvernoValues, lokiValues, metricsServerValues, publicChart, renderPublicChart, type PublicRelease } from './public-charts.ts'
+import {
+  installPublicChart,
+  kyvernoUpgradeValues,
+  kyvernoValues,
+  lokiValues,
+  metricsServerValues,
+  publicChart,
+  renderPublicChart,
+  type PublicRelease
+} from './public-charts.ts'
 import { useScenario } from './scenario.ts'
 
 const scenario = useScenario('charts')
@@ -120,6 +129,50 @@ test("Kyverno's chart 3.3.6 with fullnameOverride: its four Deployments' selecto
   } finally {
     // Its pre-delete hook needs no run here; the ClusterRoles the failed upgrade created first
     // (named after the new full name) are in no release, so they go by their label.
+    helm('uninstall', r.release, '-n', r.namespace, '--no-hooks')
+    kubectl('delete', 'clusterrole,clusterrolebinding', '-l', `app.kubernetes.io/instance=${r.release}`, '--ignore-not-found')
+  }
+})
+
+test("Kyverno's chart 2.7.2 → 3.0.0 (Kyverno 1.9 → 1.10): the cleanup controller's Deployment keeps its name, its selector labels change between the two versions; preflight names it alone, pre deletes nothing, helm upgrade fails on it", async () => {
+  const r: PublicRelease = { chart: 'kyverno-2.7.2', release: 'kyverno', namespace: scenario.ns, values: kyvernoUpgradeValues }
+  installPublicChart(r)
+  try {
+    const cleanup = 'kyverno-cleanup-controller'
+    const before = resourceVersion('deployment', cleanup, r.namespace)
+    // 3.0.0 refuses to upgrade a 2.x release until told the user read its notes (upgrade.fromV2);
+    // that done, the upgrade still fails, on the selector.
+    const fromV2 = { 'upgrade.fromV2': 'true' }
+    const manifest = renderPublicChart(r, fromV2, 'kyverno-3.0.0')
+    const checked = await preflight(manifest, r)
+    expect(checked.code).toBe(1)
+    // 3.0.0 selects by app.kubernetes.io/part-of where 2.7.2 selected by app.kubernetes.io/name.
+    expect(verdictOf(checked.json, 'Deployment', cleanup)).toMatchObject({
+      verdict: {
+        kind: 'immutable',
+        fields: expect.arrayContaining([expect.stringMatching(/^spec\.selector\.matchLabels\[app\.kubernetes\.io\/part-of\]/)]) as string[]
+      }
+    })
+    // Positive control: of the new version's 50-odd objects only that one fails; its new
+    // controllers are new objects, and the Service of the cleanup controller may change its selector.
+    const failing = checked.json.objects.filter((o) => !['unchanged', 'changes', 'new'].includes(o.verdict.kind))
+    expect(failing.map((o) => `${o.kind} ${o.name}`)).toEqual([`Deployment ${cleanup}`])
+    expect(verdictOf(checked.json, 'Deployment', 'kyverno-admission-controller')?.verdict.kind).toBe('new')
+    expect(verdictOf(checked.json, 'Service', cleanup)?.verdict.kind).toBe('changes')
+
+    // pre with that manifest fails naming it, and deletes nothing; every check was a dry run.
+    const pre = await runAction({ manifest, namespace: r.namespace, release: r.release })
+    expect(pre.code).toBe(1)
+    expect(pre.stdout).toContain('::error::preflight: helm upgrade would fail on 1 object(s)')
+    expect(pre.stdout).toContain(`Deployment ${r.namespace}/${cleanup}: immutable: spec.selector.matchLabels[app.kubernetes.io/part-of]`)
+    expect(resourceVersion('deployment', cleanup, r.namespace)).toBe(before)
+
+    // The prediction holds: the upgrade to the next real version fails on that Deployment's selector.
+    const upgrade = publicChart(r, 'upgrade', fromV2, 'kyverno-3.0.0')
+    expect(upgrade.code).not.toBe(0)
+    expect(upgrade.stderr).toMatch(new RegExp(`Deployment\\.apps "${cleanup}" is invalid: spec\\.selector: .*field is immutable`))
+  } finally {
+    // The ClusterRoles of both versions carry the release's name; those the failed upgrade created are in no release.
     helm('uninstall', r.release, '-n', r.namespace, '--no-hooks')
     kubectl('delete', 'clusterrole,clusterrolebinding', '-l', `app.kubernetes.io/instance=${r.release}`, '--ignore-not-found')
   }

@@ -11,7 +11,7 @@ import { pinnedKubernetesVersion } from './cluster/cluster.ts'
 import { helm, type CommandResult } from './cluster/testenv.ts'
 
 /** The charts scripts/public-charts.sh prepares, by name and version. */
-export type PublicChart = 'loki-6.55.0' | 'metrics-server-3.12.2' | 'metrics-server-3.13.1' | 'kyverno-3.3.6'
+export type PublicChart = 'loki-6.55.0' | 'metrics-server-3.12.2' | 'metrics-server-3.13.1' | 'kyverno-2.7.2' | 'kyverno-3.0.0' | 'kyverno-3.3.6'
 
 let charts: Record<string, string> | undefined
 
@@ -64,6 +64,9 @@ export const metricsServerValues = { apiService: { create: false } }
  * name, so releases with different names do not meet.
  */
 export const kyvernoValues = { crds: { install: false } }
+
+/** The same for Kyverno's charts before and after 3.0, which named that value differently (installCRDs, then crds.install). */
+export const kyvernoUpgradeValues = { installCRDs: false, crds: { install: false } }
 
 /** One release of a public chart in a namespace. */
 export interface PublicRelease {
