@@ -76,9 +76,14 @@ function immutableFields(
   return fields
 }
 
-/** What the rendering changes in the pod template (what the chart sets, and what a three-way patch removes). */
+/**
+ * What the rendering changes in a StatefulSet's pod template (what the chart sets, and what a
+ * three-way patch removes), which its controller rolls out; none under the OnDelete strategy,
+ * which replaces no pod by itself.
+ */
 function templateChanges(live: KubeObject | undefined, rendered: KubeObject, removed: RemovedField[]): string[] {
   const path = 'spec.template'
+  if (valueAt(rendered, 'spec.updateStrategy.type') === 'OnDelete') return []
   return [
     ...differences(valueAt(live, path), valueAt(rendered, path), path, true),
     ...removed.filter((r) => r.path.startsWith(`${path}.`)).map((r) => `${r.path}: ${show(r.before)} → removed`)

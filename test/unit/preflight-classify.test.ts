@@ -57,6 +57,12 @@ test('StatefulSet whose rendering also changes the pod template: the immutable v
   expect(kept).toMatchObject({ kind: 'immutable', fields: ['spec.volumeClaimTemplates[data].spec.resources.requests.storage: 1Gi → 2Gi'] })
   expect(kept).not.toHaveProperty('template')
   expect(recreatedPods({ ...db, verdict: kept })).toBe('its pods and PVCs stay; the upgrade creates it anew and it adopts them')
+  // Under the OnDelete strategy the controller replaces no pod by itself, template change or not.
+  const onDelete = (storage: string): KubeObject => ({
+    ...withPod(storage),
+    spec: { ...(withPod(storage).spec as object), updateStrategy: { type: 'OnDelete' } }
+  })
+  expect(classifyRefusal(fixture('sts-immutable'), onDelete('1Gi'), onDelete('2Gi'))).not.toHaveProperty('template')
 })
 
 test('StatefulSet on an older Kubernetes: the forbidden-fields message, allowed fields left out', () => {
