@@ -16,6 +16,7 @@ import { jobStatus } from './plan/predicates.ts'
 import { planPost, sweepPlanner } from './plan/retention.ts'
 import { preflightGate, type GateDecision } from './preflight/gate.ts'
 import { recreateStatefulSets } from './preflight/remedy.ts'
+import { objectName } from './preflight/report.ts'
 import { gitOpsWarnings } from './report/gitops.ts'
 import { INPUT, type Phase, type Settings } from './settings/settings.ts'
 import { NAMES_SHOWN, someNames } from './text/shorten.ts'
@@ -152,7 +153,7 @@ async function afterPre(result: RunResult, gate: GateDecision, manifests: Manife
   result.warnings.unshift(...gate.warnings)
   if (gate.recreate.length === 0) return
   if (result.errors.length > 0 || result.cancelled !== undefined) {
-    const names = gate.recreate.map((v) => `${v.kind} ${v.namespace}/${v.name}`).join(', ')
+    const names = gate.recreate.map(objectName).join(', ')
     result.errors.push(`${INPUT.recreateStatefulSets}: ${names} not deleted, since pre did not complete; helm upgrade would fail on it`)
     return
   }

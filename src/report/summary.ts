@@ -199,12 +199,18 @@ function rowsMarkdown(s: Summary): string[] {
 /** The preflight rows shown; the preflight report file has every object. */
 export const MAX_PREFLIGHT_ROWS = 20
 
+/** The line under the preflight rows shown, when some are not: where the others are. */
+export const morePreflightRows = (p: PreflightSection): string | undefined =>
+  p.rows.length > MAX_PREFLIGHT_ROWS
+    ? `… and ${p.rows.length - MAX_PREFLIGHT_ROWS} more: every object is in job-sweeper-preflight.json in logs-dir.`
+    : undefined
+
 function preflightMarkdown(p: PreflightSection): string[] {
   const lines = ['', '### Preflight of the rendered release', '', `${p.failed ? '❌' : '✅'} ${escapeMarkdown(p.headline)}`]
   if (p.rows.length > 0) lines.push('', '| Verdict | Object | Reason |', '| --- | --- | --- |')
   for (const row of p.rows.slice(0, MAX_PREFLIGHT_ROWS)) lines.push(`| ${row.mark} | ${escapeMarkdown(row.object)} | ${escapeMarkdown(row.reason)} |`)
-  if (p.rows.length > MAX_PREFLIGHT_ROWS)
-    lines.push('', `… and ${p.rows.length - MAX_PREFLIGHT_ROWS} more: every object is in job-sweeper-preflight.json in logs-dir.`)
+  const more = morePreflightRows(p)
+  if (more) lines.push('', more)
   if (p.remedies.length > 0) lines.push('', ...p.remedies.map((r) => `- ${escapeMarkdown(r)}`))
   return lines
 }

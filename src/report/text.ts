@@ -1,6 +1,6 @@
 // The same summary for a terminal: aligned columns, the reason last (it is the long one).
 import { inert } from '../text/workflow-commands.ts'
-import { MAX_PREFLIGHT_ROWS, shownRows, type Summary } from './summary.ts'
+import { MAX_PREFLIGHT_ROWS, morePreflightRows, shownRows, type Summary } from './summary.ts'
 
 // Terminal control characters from the cluster (a log line, say) must not reach the terminal:
 // matching them is the point of this pattern. The CLI may run in a GitHub Actions step: nothing
@@ -29,8 +29,8 @@ export function renderText(s: Summary): string {
   if (s.preflight) {
     const p = s.preflight
     lines.push('', `Preflight: ${clean(p.headline)}`, ...p.rows.slice(0, MAX_PREFLIGHT_ROWS).map((r) => `  ${r.mark}  ${clean(r.object)}  ${clean(r.reason)}`))
-    if (p.rows.length > MAX_PREFLIGHT_ROWS)
-      lines.push(`  … and ${p.rows.length - MAX_PREFLIGHT_ROWS} more: every object is in job-sweeper-preflight.json in logs-dir.`)
+    const more = morePreflightRows(p)
+    if (more) lines.push(`  ${more}`)
     lines.push(...p.remedies.map((r) => `  ${clean(r)}`))
   }
   if (s.rows.length > 0) {
