@@ -8,7 +8,7 @@
 import { outputNames, runAction } from './action.ts'
 import { runCli } from './bin.ts'
 import { startStatefulSetController } from './cluster/controllers.ts'
-import { eventually, getJob, helmMajor, kubectl, testCluster } from './cluster/testenv.ts'
+import { eventually, getJob, helmMajor, liveObject, testCluster, type LiveObject } from './cluster/testenv.ts'
 import { preflightDemo } from './preflight-demo.ts'
 import { release, useScenario } from './scenario.ts'
 
@@ -69,15 +69,7 @@ test('bad preflight value: refused naming the input, before anything is deleted'
   expect(await uidOf(scenario.ns, migrate)).toBe(jobUid)
 })
 
-interface Live {
-  metadata: { uid: string; ownerReferences?: { kind: string; uid: string }[] }
-  spec?: { resources?: { requests?: { storage?: string } }; volumeClaimTemplates?: { spec: { resources: { requests: { storage: string } } } }[] }
-}
-
-function get(kind: string, name: string): Live | undefined {
-  const got = kubectl('get', kind, name, '-n', scenario.ns, '-o', 'json', '--ignore-not-found')
-  return got.stdout.trim() === '' ? undefined : (JSON.parse(got.stdout) as Live)
-}
+const get = (kind: string, name: string): LiveObject | undefined => liveObject(kind, name, scenario.ns)
 
 test('a StatefulSet volume size change: helm upgrade fails, pre fails without the remedy; with recreate-statefulsets the upgrade applies and the pods and PVCs are the same', async () => {
   if (helmMajor() !== 4) return // the StatefulSet check runs with Helm 4 on the newest set (docs/preflight.md)

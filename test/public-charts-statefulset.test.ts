@@ -16,26 +16,18 @@
 import { runAction } from './action.ts'
 import { runCli } from './bin.ts'
 import { startStatefulSetController } from './cluster/controllers.ts'
-import { eventually, kubectl, testCluster } from './cluster/testenv.ts'
+import { eventually, liveObject, testCluster, type LiveObject } from './cluster/testenv.ts'
 import { installPublicChart, lokiValues, publicChart, renderPublicChart, type PublicRelease } from './public-charts.ts'
 import { useScenario } from './scenario.ts'
 
 const scenario = useScenario('loki')
 
-interface Live {
-  metadata: { uid: string; ownerReferences?: { kind: string; uid: string }[] }
-  spec?: { resources?: { requests?: { storage?: string } }; volumeClaimTemplates?: { spec: { resources: { requests: { storage: string } } } }[] }
-}
-
-function get(kind: string, name: string): Live | undefined {
-  const got = kubectl('get', kind, name, '-n', scenario.ns, '-o', 'json', '--ignore-not-found')
-  return got.stdout.trim() === '' ? undefined : (JSON.parse(got.stdout) as Live)
-}
+const get = (kind: string, name: string): LiveObject | undefined => liveObject(kind, name, scenario.ns)
 
 const sts = 'app-loki'
 
 /** The StatefulSet's pod once its controller is the StatefulSet of uid `owner` (and, with `not`, once it is another pod than that uid). */
-const podOwnedBy = (owner: string | undefined, not?: string): Promise<Live | undefined> =>
+const podOwnedBy = (owner: string | undefined, not?: string): Promise<LiveObject | undefined> =>
   eventually(
     `the pod owned by StatefulSet ${owner}`,
     async () => get('pod', `${sts}-0`),
@@ -90,7 +82,7 @@ test("Loki's singleBinary.persistence.size 10Gi → 20Gi: helm upgrade fails on 
     // StatefulSet rolls the pod, as for any template change; the PVC is the same, its size unchanged.
     const applied = publicChart(r, 'upgrade', grow)
     expect([applied.code, applied.stderr]).toEqual([0, ''])
-    const recreated = get('statefulset', sts) as Live & { spec: { template: { metadata: { annotations: Record<string, string> } } } }
+    const recreated = get('statefulset', sts) as LiveObject & { spec: { template: { metadata: { annotations: Record<string, string> } } } }
     expect(recreated.metadata.uid).not.toBe(before.sts)
     expect(recreated.spec.volumeClaimTemplates?.[0].spec.resources.requests.storage).toBe('20Gi')
     expect(recreated.spec.template.metadata.annotations['storage/size']).toBe('20Gi')

@@ -219,3 +219,15 @@ export function helm(...args: string[]): CommandResult {
 export function kubectl(...args: string[]): CommandResult {
   return run('kubectl', args)
 }
+
+/** An object as `kubectl get -o json` shows it, the fields the StatefulSet tests read (its pods, PVCs and the StatefulSet). */
+export interface LiveObject {
+  metadata: { uid: string; ownerReferences?: { kind: string; uid: string }[] }
+  spec?: { resources?: { requests?: { storage?: string } }; volumeClaimTemplates?: { spec: { resources: { requests: { storage: string } } } }[] }
+}
+
+/** The object of that kind and name in the namespace, or undefined when there is none. */
+export function liveObject(kind: string, name: string, namespace: string): LiveObject | undefined {
+  const got = kubectl('get', kind, name, '-n', namespace, '-o', 'json', '--ignore-not-found')
+  return got.stdout.trim() === '' ? undefined : (JSON.parse(got.stdout) as LiveObject)
+}
