@@ -18,7 +18,7 @@
 // on nothing another suite reads, so this suite shares the cluster.
 import { runAction } from './action.ts'
 import { runCli } from './bin.ts'
-import { helm, kubectl } from './cluster/testenv.ts'
+import { kubectl } from './cluster/testenv.ts'
 import {
   installPublicChart,
   kyvernoUpgradeValues,
@@ -27,6 +27,7 @@ import {
   metricsServerValues,
   publicChart,
   renderPublicChart,
+  uninstallPublicChart,
   type PublicRelease
 } from './public-charts.ts'
 import { useScenario } from './scenario.ts'
@@ -90,10 +91,7 @@ test("metrics-server's chart 3.12.2 → 3.13.1: applies as is; with nameOverride
     const applied = publicChart(r, 'upgrade', {}, 'metrics-server-3.13.1')
     expect([applied.code, applied.stderr]).toEqual([0, ''])
   } finally {
-    // The chart's ClusterRoles and its RoleBinding in kube-system outlive the namespace (and the
-    // failed upgrade created one more, named after the override, which is in no release).
-    helm('uninstall', r.release, '-n', r.namespace)
-    kubectl('delete', 'clusterrole,clusterrolebinding', '-l', `app.kubernetes.io/instance=${r.release}`, '--ignore-not-found')
+    uninstallPublicChart(r)
   }
 })
 
@@ -127,10 +125,7 @@ test("Kyverno's chart 3.3.6 with fullnameOverride: its four Deployments' selecto
     expect(upgrade.code).not.toBe(0)
     expect(upgrade.stderr).toMatch(/Deployment\.apps "kyverno-[a-z]+-controller" is invalid: spec\.selector: .*field is immutable/)
   } finally {
-    // Its pre-delete hook needs no run here; the ClusterRoles the failed upgrade created first
-    // (named after the new full name) are in no release, so they go by their label.
-    helm('uninstall', r.release, '-n', r.namespace, '--no-hooks')
-    kubectl('delete', 'clusterrole,clusterrolebinding', '-l', `app.kubernetes.io/instance=${r.release}`, '--ignore-not-found')
+    uninstallPublicChart(r)
   }
 })
 
@@ -172,9 +167,7 @@ test("Kyverno's chart 2.7.2 → 3.0.0 (Kyverno 1.9 → 1.10): the cleanup contro
     expect(upgrade.code).not.toBe(0)
     expect(upgrade.stderr).toMatch(new RegExp(`Deployment\\.apps "${cleanup}" is invalid: spec\\.selector: .*field is immutable`))
   } finally {
-    // The ClusterRoles of both versions carry the release's name; those the failed upgrade created are in no release.
-    helm('uninstall', r.release, '-n', r.namespace, '--no-hooks')
-    kubectl('delete', 'clusterrole,clusterrolebinding', '-l', `app.kubernetes.io/instance=${r.release}`, '--ignore-not-found')
+    uninstallPublicChart(r)
   }
 })
 

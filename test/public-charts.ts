@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { dump } from 'js-yaml'
 import { pinnedKubernetesVersion } from './cluster/cluster.ts'
-import { helm, type CommandResult } from './cluster/testenv.ts'
+import { helm, kubectl, type CommandResult } from './cluster/testenv.ts'
 
 /** The charts scripts/public-charts.sh prepares, by name and version. */
 export type PublicChart = 'loki-6.55.0' | 'metrics-server-3.12.2' | 'metrics-server-3.13.1' | 'kyverno-2.7.2' | 'kyverno-3.0.0' | 'kyverno-3.3.6'
@@ -99,6 +99,17 @@ export function publicChart(
 export function installPublicChart(r: PublicRelease, sets: Record<string, string> = {}): void {
   const installed = publicChart(r, 'install', sets)
   if (installed.code !== 0) throw new Error(`helm install of ${r.chart} as ${r.release} failed: ${installed.stderr}`)
+}
+
+/**
+ * Removes the release and what outlives its namespace: the charts' ClusterRoles and
+ * ClusterRoleBindings (and a RoleBinding in kube-system), including those a failed upgrade created
+ * under new names, which are in no release, so they go by the release's label. No hooks run: the
+ * charts' pre-delete hooks (Kyverno's) clean up what these tests never create.
+ */
+export function uninstallPublicChart(r: PublicRelease): void {
+  helm('uninstall', r.release, '-n', r.namespace, '--no-hooks')
+  kubectl('delete', 'clusterrole,clusterrolebinding', '-l', `app.kubernetes.io/instance=${r.release}`, '--ignore-not-found')
 }
 
 /** The release rendered by `helm template` for the pinned Kubernetes version, in a file; its path. */
