@@ -6,12 +6,13 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { KubeConfig } from '@kubernetes/client-node'
+import type { V1PolicyRule } from '@kubernetes/client-node'
 import { runAction } from './action.ts'
 import { runCli } from './bin.ts'
-import { eventually, helmMajor, kubeConfig, kubectl } from './cluster/testenv.ts'
+import { eventually, helmMajor, kubectl } from './cluster/testenv.ts'
 import { preflightDemo } from './preflight-demo.ts'
 import { release, useScenario } from './scenario.ts'
+import { createServiceAccount, tokenKubeconfig } from './service-account.ts'
 
 const scenario = useScenario('preflight')
 const { chartCommand, install, rendered } = preflightDemo(() => scenario.ns)
@@ -226,44 +227,24 @@ test("Helm 3's three-way patch: the new rendering drops a StatefulSet field the 
   expect(chartCommand('upgrade', { ...values, podManagementPolicy: 'Parallel' }).stderr).toBe('')
 })
 
-/** A kubeconfig for a new ServiceAccount bound to `role` in the scenario's namespace. */
-function kubeconfigFor(role: object): string {
-  const dir = mkdtempSync(join(tmpdir(), 'preflight-role-'))
-  writeFileSync(join(dir, 'role.json'), JSON.stringify(role))
-  expect(kubectl('apply', '-f', join(dir, 'role.json')).stderr).toBe('')
-  const name = (role as { metadata: { name: string } }).metadata.name
-  expect(kubectl('create', 'serviceaccount', name, '-n', scenario.ns).code).toBe(0)
-  expect(kubectl('create', 'rolebinding', name, '-n', scenario.ns, `--role=${name}`, `--serviceaccount=${scenario.ns}:${name}`).code).toBe(0)
-  const token = kubectl('create', 'token', name, '-n', scenario.ns, '--duration', '1h').stdout.trim()
-  const cluster = kubeConfig().getCurrentCluster()
-  const kc = new KubeConfig()
-  kc.loadFromOptions({
-    clusters: [{ name: 'c', server: cluster?.server ?? '', caData: cluster?.caData }],
-    users: [{ name, token }],
-    contexts: [{ name, cluster: 'c', user: name, namespace: scenario.ns }],
-    currentContext: name
-  })
-  writeFileSync(join(dir, 'kubeconfig'), kc.exportConfig())
-  return join(dir, 'kubeconfig')
+/** A kubeconfig whose only credential is the token of a new ServiceAccount `name`, bound to a Role of `rules` in the scenario's namespace. */
+async function kubeconfigFor(name: string, rules: V1PolicyRule[]): Promise<string> {
+  await createServiceAccount(scenario.ns, name, { rules })
+  const file = join(mkdtempSync(join(tmpdir(), 'preflight-role-')), 'kubeconfig')
+  writeFileSync(file, tokenKubeconfig(scenario.ns, name).kubeconfig)
+  return file
 }
 
 test("docs/preflight.md's Role is enough for Helm 3's three-way patch: the release record and the OpenAPI document are read", async () => {
   if (helmMajor() === 4) await install({ podManagementPolicy: 'Parallel' }, '--server-side=false')
   else await install({ podManagementPolicy: 'Parallel' })
   // The Role of docs/preflight.md's Permissions, in this namespace.
-  const kubeconfig = kubeconfigFor({
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'Role',
-    metadata: { name: 'job-sweeper-preflight', namespace: scenario.ns },
-    rules: [
-      {
-        apiGroups: ['', 'apps', 'batch'],
-        resources: ['configmaps', 'services', 'deployments', 'statefulsets', 'jobs'],
-        verbs: ['get', 'list', 'patch', 'create']
-      },
-      { apiGroups: [''], resources: ['secrets'], verbs: ['list'] }
-    ]
-  })
+  const objectsRule: V1PolicyRule = {
+    apiGroups: ['', 'apps', 'batch'],
+    resources: ['configmaps', 'services', 'deployments', 'statefulsets', 'jobs'],
+    verbs: ['get', 'list', 'patch', 'create']
+  }
+  const kubeconfig = await kubeconfigFor('job-sweeper-preflight', [objectsRule, { apiGroups: [''], resources: ['secrets'], verbs: ['list'] }])
   const run = await runCli(['preflight', '--manifest', rendered({}), '--kubeconfig', kubeconfig, '--release', release, '--json'])
   const json = JSON.parse(run.stdout) as Verdicts & { warnings: string[] }
   expect(json.warnings).toEqual([])
@@ -273,18 +254,7 @@ test("docs/preflight.md's Role is enough for Helm 3's three-way patch: the relea
 
   // Control: the same Role without the Secrets rule reads no record, falls back to the two-way
   // patch (said in a warning), and misses the dropped field.
-  const withoutSecrets = kubeconfigFor({
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'Role',
-    metadata: { name: 'preflight-no-secrets', namespace: scenario.ns },
-    rules: [
-      {
-        apiGroups: ['', 'apps', 'batch'],
-        resources: ['configmaps', 'services', 'deployments', 'statefulsets', 'jobs'],
-        verbs: ['get', 'list', 'patch', 'create']
-      }
-    ]
-  })
+  const withoutSecrets = await kubeconfigFor('preflight-no-secrets', [objectsRule])
   const blind = await runCli(['preflight', '--manifest', rendered({}), '--kubeconfig', withoutSecrets, '--release', release, '--json'])
   const blindJson = JSON.parse(blind.stdout) as Verdicts & { warnings: string[] }
   expect(blindJson.warnings).toContain(
@@ -296,43 +266,12 @@ test("docs/preflight.md's Role is enough for Helm 3's three-way patch: the relea
 test('credentials that may not patch a kind or read the release record: those objects are not checked, a warning each, never a crash', async () => {
   if (helmMajor() !== 4) return
   await install()
-  const role = {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'Role',
-    metadata: { name: 'preflight-partial', namespace: scenario.ns },
-    rules: [
-      { apiGroups: ['', 'apps', 'batch'], resources: ['statefulsets', 'deployments', 'services', 'configmaps', 'jobs'], verbs: ['get'] },
-      { apiGroups: [''], resources: ['configmaps'], verbs: ['patch'] }
-    ]
-  }
-  const dir = mkdtempSync(join(tmpdir(), 'preflight-rbac-'))
-  writeFileSync(join(dir, 'role.json'), JSON.stringify(role))
-  expect(kubectl('apply', '-f', join(dir, 'role.json')).stderr).toBe('')
-  expect(kubectl('create', 'serviceaccount', 'checker', '-n', scenario.ns).code).toBe(0)
-  expect(
-    kubectl('create', 'rolebinding', 'preflight-partial', '-n', scenario.ns, '--role=preflight-partial', `--serviceaccount=${scenario.ns}:checker`).code
-  ).toBe(0)
-  const token = kubectl('create', 'token', 'checker', '-n', scenario.ns, '--duration', '1h').stdout.trim()
-  const cluster = kubeConfig().getCurrentCluster()
-  const kc = new KubeConfig()
-  kc.loadFromOptions({
-    clusters: [{ name: 'c', server: cluster?.server ?? '', caData: cluster?.caData }],
-    users: [{ name: 'checker', token }],
-    contexts: [{ name: 'checker', cluster: 'c', user: 'checker', namespace: scenario.ns }],
-    currentContext: 'checker'
-  })
-  writeFileSync(join(dir, 'kubeconfig'), kc.exportConfig())
-
-  const run = await runCli([
-    'preflight',
-    '--manifest',
-    rendered({ storage: '2Gi', level: '2' }),
-    '--kubeconfig',
-    join(dir, 'kubeconfig'),
-    '--release',
-    release,
-    '--json'
+  const kubeconfig = await kubeconfigFor('preflight-partial', [
+    { apiGroups: ['', 'apps', 'batch'], resources: ['statefulsets', 'deployments', 'services', 'configmaps', 'jobs'], verbs: ['get'] },
+    { apiGroups: [''], resources: ['configmaps'], verbs: ['patch'] }
   ])
+
+  const run = await runCli(['preflight', '--manifest', rendered({ storage: '2Gi', level: '2' }), '--kubeconfig', kubeconfig, '--release', release, '--json'])
   expect(run.code).toBe(0)
   const json = JSON.parse(run.stdout) as Verdicts & { warnings: string[] }
   // The release record cannot be read: the field managers decide, and a warning says so.
