@@ -49,11 +49,29 @@ export type WriteAnswer = { accepted: true; object: KubeObject } | ({ accepted: 
 /** A read's answer: the live object, absent (404), or refused (403 and other 4xx). */
 export type ReadAnswer = { found: KubeObject } | { absent: true } | { refused: Refusal }
 
+/** The statuses of a Helm revision that mean an operation on the release has not ended (Status.IsPending). */
+export const PENDING_STATUSES: ReadonlySet<string> = new Set(['pending-install', 'pending-upgrade', 'pending-rollback'])
+
+/** One revision of a Helm release: its number and status (the storage Secret's labels), how it was written, and its manifest. */
+export interface Revision {
+  revision: number
+  /** `deployed`, `failed`, `superseded`, `pending-upgrade`, … */
+  status: string
+  /** Helm 4 records `apply_method` `ssa` or `csa`; Helm 3 nothing. */
+  method: 'ssa' | 'csa' | ''
+  /** What that revision rendered (hooks apart). */
+  manifest: string
+}
+
 /**
- * The last deployed revision of a Helm release: how it was written (Helm 4 records `apply_method`
- * `ssa` or `csa`, Helm 3 nothing), and its manifest (what that revision rendered).
+ * A Helm release as `helm upgrade` reads it (pkg/action/upgrade.go): `last`, the newest revision of
+ * any status (Releases.Last: a pending one makes Helm refuse the upgrade, and its apply method
+ * decides whether Helm 4 applies server-side), and `current`, the revision the upgrade is computed
+ * from: the newest deployed one, or else the last if it failed or was superseded (none: Helm
+ * refuses, "has no deployed releases"). Absent: no revision, or the last was uninstalled
+ * (`helm upgrade --install` installs then).
  */
-export type ReleaseRecord = { method: 'ssa' | 'csa' | ''; revision: number; manifest: string } | { absent: true } | { refused: Refusal }
+export type ReleaseHistory = { last: Revision; current?: Revision } | { absent: true } | { refused: Refusal }
 
 /** The Helm 3 patch types: strategic merge for built-in kinds, JSON merge for the rest (custom resources). */
 export type PatchType = 'strategic' | 'merge'
@@ -71,15 +89,15 @@ export interface ManifestClient {
     namespace: string | undefined,
     names: ReadonlySet<string>
   ): Promise<{ found: Map<string, KubeObject> } | { refused: Refusal }>
-  /** The release's last deployed revision (its Secret, storage driver `secret`). */
-  releaseRecord(namespace: string, release: string): Promise<ReleaseRecord>
+  /** The release's revisions as Helm's upgrade reads them (its Secrets, storage driver `secret`). */
+  releaseHistory(namespace: string, release: string): Promise<ReleaseHistory>
   /** The OpenAPI v3 document of `apiVersion`'s group/version (`/openapi/v3/apis/apps/v1`), cached; undefined when the server does not publish it or refuses it. */
   openApi(apiVersion: string): Promise<object | undefined>
-  /** `POST ?dryRun=All`, as Helm creates an object new to the release. */
+  /** `POST ?dryRun=All`, as Helm creates an object new to a client-side release (no fieldValidation: Helm sends none there). */
   dryRunCreate(resource: ApiResource, namespace: string | undefined, object: KubeObject, fieldManager: string): Promise<WriteAnswer>
-  /** Server-side apply, `?dryRun=All`, as Helm 4 upgrades a release it applied server-side. */
+  /** Server-side apply, `?dryRun=All`, `fieldValidation=Strict`, as Helm 4 creates and updates the objects of a release it applies server-side. */
   dryRunApply(resource: ApiResource, namespace: string | undefined, object: KubeObject, fieldManager: string, force: boolean): Promise<WriteAnswer>
-  /** A patch of type `type`, `?dryRun=All`, as Helm 3 (and Helm 4 on a client-side release) upgrades. */
+  /** A patch of type `type`, `?dryRun=All`, as Helm 3 (and Helm 4 on a client-side release) upgrades (no fieldValidation, as Helm sends none). */
   dryRunPatch(resource: ApiResource, namespace: string | undefined, name: string, patch: object, type: PatchType, fieldManager: string): Promise<WriteAnswer>
   /** Deletes the object if it still has this uid and resourceVersion, leaving its dependents (propagationPolicy Orphan). */
   deleteOrphaning(resource: ApiResource, namespace: string | undefined, name: string, precondition: Precondition): Promise<DeleteResult>
@@ -203,33 +221,45 @@ export class KubeManifestClient implements ManifestClient {
     return doc
   }
 
-  async releaseRecord(namespace: string, release: string): Promise<ReleaseRecord> {
-    type Secrets = { items?: { metadata?: { labels?: Record<string, string> }; data?: { release?: string } }[] }
-    let list: Secrets
+  async releaseHistory(namespace: string, release: string): Promise<ReleaseHistory> {
+    type Secret = { metadata?: { labels?: Record<string, string> }; data?: { release?: string } }
+    let list: { items?: Secret[] }
     try {
-      list = await this.call(`read the release record of ${release} in ${namespace}`, () =>
-        this.send<Secrets>('GET', `/api/v1/namespaces/${seg(namespace)}/secrets`, { query: { labelSelector: `owner=helm,name=${release},status=deployed` } })
+      // Every revision: their labels say which is the newest and which are deployed; only those two are decoded.
+      list = await this.call(`read the release records of ${release} in ${namespace}`, () =>
+        this.send<{ items?: Secret[] }>('GET', `/api/v1/namespaces/${seg(namespace)}/secrets`, { query: { labelSelector: `owner=helm,name=${release}` } })
       )
     } catch (e) {
       const refusal = finalRefusal(e)
       if (refusal) return { refused: refusal }
       throw e
     }
-    const newest = (list.items ?? []).sort((a, b) => Number(b.metadata?.labels?.version ?? 0) - Number(a.metadata?.labels?.version ?? 0))[0]
-    if (!newest?.data?.release) return { absent: true }
-    // The Secret's data is base64 of Helm's own base64 of the gzipped release JSON.
-    const gzipped = Buffer.from(Buffer.from(newest.data.release, 'base64').toString(), 'base64')
-    const record = JSON.parse((await promisify(gunzip)(gzipped)).toString()) as { apply_method?: string; version?: number; manifest?: string }
-    return {
-      method: record.apply_method === 'ssa' || record.apply_method === 'csa' ? record.apply_method : '',
-      revision: record.version ?? Number(newest.metadata?.labels?.version ?? 0),
-      manifest: record.manifest ?? ''
+    const version = (s: Secret): number => Number(s.metadata?.labels?.version ?? 0)
+    const status = (s: Secret): string => s.metadata?.labels?.status ?? ''
+    const newestFirst = (list.items ?? []).filter((s) => s.data?.release).sort((a, b) => version(b) - version(a))
+    const last = newestFirst[0]
+    if (!last || status(last) === 'uninstalled') return { absent: true }
+    const decode = async (s: Secret): Promise<Revision> => {
+      // The Secret's data is base64 of Helm's own base64 of the gzipped release JSON.
+      const gzipped = Buffer.from(Buffer.from(s.data?.release ?? '', 'base64').toString(), 'base64')
+      const record = JSON.parse((await promisify(gunzip)(gzipped)).toString()) as { apply_method?: string; version?: number; manifest?: string }
+      return {
+        revision: record.version ?? version(s),
+        status: status(s),
+        method: record.apply_method === 'ssa' || record.apply_method === 'csa' ? record.apply_method : '',
+        manifest: record.manifest ?? ''
+      }
     }
+    const lastRevision = await decode(last)
+    if (lastRevision.status === 'deployed') return { last: lastRevision, current: lastRevision }
+    const deployed = newestFirst.find((s) => status(s) === 'deployed')
+    if (deployed) return { last: lastRevision, current: await decode(deployed) }
+    return { last: lastRevision, current: lastRevision.status === 'failed' || lastRevision.status === 'superseded' ? lastRevision : undefined }
   }
 
   dryRunCreate(resource: ApiResource, namespace: string | undefined, object: KubeObject, fieldManager: string): Promise<WriteAnswer> {
     return this.write(`dry-run create ${resource.kind} ${object.metadata?.name}`, () =>
-      this.send('POST', objectPath(resource, namespace), { body: object, query: { dryRun: 'All', fieldManager, fieldValidation: 'Strict' } })
+      this.send('POST', objectPath(resource, namespace), { body: object, query: { dryRun: 'All', fieldManager } })
     )
   }
 

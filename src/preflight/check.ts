@@ -3,14 +3,17 @@
 // apply as field manager `helm` without force, or (a client-side release) Helm 3's three-way patch
 // from the previous revision's manifest. Bounded concurrency: reads first (the release mode may
 // depend on them), then the writes.
+import { generate as jsonMergePatch } from 'json-merge-patch'
 import PQueue from 'p-queue'
-import type { ApiResource, KubeObject, ManifestClient, PatchType, ReadAnswer, WriteAnswer } from '../kube/manifest-client.ts'
-import { renderedRelease } from '../settings/rendered-release.ts'
+import type { ApiResource, KubeObject, ManifestClient, PatchType, ReadAnswer } from '../kube/manifest-client.ts'
 import { classifyAccepted, classifyRefusal } from './classify.ts'
+import { failedJob, hooksToCheck, leftOverWhy, upgradeEvents } from './hooks.ts'
 import { decideMode, HELM_FIELD_MANAGER, type ReleaseMode } from './mode.ts'
 import { patchSchemaOf, type OpenApiDocument, type PatchSchema } from './patch-schema.ts'
+import { preLeaves, type PreScope } from './pre-scope.ts'
+import { byIdentity, identity, newToRelease, ownershipProblem, previousObjects, unservedInPrevious, type PreviousObjects } from './previous.ts'
 import { helm3Patch, type RemovedField } from './three-way.ts'
-import { clearedByPre, type ObjectVerdict, type Verdict, type Write } from './verdict.ts'
+import { clearableByPre, type ObjectVerdict, type Verdict, type Write } from './verdict.ts'
 
 export interface CheckOptions {
   /** Namespace of the objects whose manifest names none (and of the release record). */
@@ -19,11 +22,19 @@ export interface CheckOptions {
   release?: string
   /** How many objects are checked at once. */
   concurrency: number
+  /** The rendering's hooks: those the upgrade runs are looked up, for a namesake an earlier run left. */
+  hooks?: KubeObject[]
+  /** The CRDs of the chart's crds/ directory: an install creates the absent ones first, an upgrade leaves them alone. */
+  crds?: KubeObject[]
+  /** Which Jobs pre deletes; by default the release's Jobs in `namespace`, hooks apart. */
+  preScope?: PreScope
 }
 
 export interface CheckResult {
   mode: ReleaseMode
   verdicts: ObjectVerdict[]
+  /** Why Helm refuses the upgrade before it writes any object (a pending revision, a previous revision it cannot build). */
+  blocked: string[]
   warnings: string[]
 }
 
@@ -116,22 +127,7 @@ interface PatchInputs {
   schema(apiVersion: string, kind: string): Promise<PatchSchema | undefined>
 }
 
-/** Helm matches an object with its previous version by group, kind, namespace and name (ResourceList.Get). */
-function identity(o: KubeObject, namespace: string): string {
-  const apiVersion = o.apiVersion ?? ''
-  const group = apiVersion.includes('/') ? apiVersion.split('/')[0] : ''
-  return `${group}/${o.kind}/${o.metadata?.namespace ?? namespace}/${o.metadata?.name}`
-}
-
-function patchInputs(client: ManifestClient, previousManifest: string | undefined, namespace: string, warn: (m: string) => void): PatchInputs {
-  let previous: Map<string, KubeObject> | undefined
-  if (previousManifest !== undefined) {
-    try {
-      previous = new Map(renderedRelease(previousManifest).objects.map((o) => [identity(o, namespace), o]))
-    } catch (e) {
-      warn(`preflight could not parse the previous revision's manifest (${e instanceof Error ? e.message : String(e)}): a two-way patch`)
-    }
-  }
+function patchInputs(client: ManifestClient, previous: PreviousObjects | undefined): PatchInputs {
   const schemas = new Map<string, Promise<PatchSchema | undefined>>()
   return {
     previous,
@@ -160,65 +156,166 @@ async function dryRun(
   const live = 'found' in read ? read.found : undefined
   // The body names the namespace it is written to, as Helm's does.
   const object = asHelmWrites(looked.object, namespace, live, options.release, options.namespace)
-  let write: Write
-  let answer: WriteAnswer
-  if (!live) {
-    write = 'create'
-    answer = await client.dryRunCreate(resource, namespace, object, HELM_FIELD_MANAGER)
-  } else if (mode.write === 'apply') {
-    write = 'apply'
-    // `helm upgrade --force-conflicts` forces; preflight checks the plain upgrade.
-    answer = await client.dryRunApply(resource, namespace, object, HELM_FIELD_MANAGER, false)
-  } else {
-    write = 'patch'
-    const name = object.metadata?.name ?? ''
-    // An object new to the release (adopted) is compared with itself, as Helm does: nothing removed.
-    const original = inputs.previous && (inputs.previous.get(identity(looked.object, options.namespace)) ?? object)
-    const schema = await inputs.schema(resource.apiVersion, resource.kind)
-    const send = async (type: PatchType): Promise<{ answer: WriteAnswer; removed: RemovedField[] }> => {
-      const { patch, removed } = helm3Patch(original, object, type, schema)
-      return { answer: await client.dryRunPatch(resource, namespace, name, patch, type, HELM_FIELD_MANAGER), removed }
-    }
-    let sent = await send('strategic')
-    // Custom resources take no strategic merge patch (415): Helm 3 sends them a JSON merge patch.
-    if (!sent.answer.accepted && sent.answer.status === 415) sent = await send('merge')
-    const { answer: patched, removed } = sent
-    return { write, verdict: patched.accepted ? classifyAccepted(live, patched.object) : classifyRefusal(patched, live, object, removed) }
+  const name = object.metadata?.name ?? ''
+  if (mode.write === 'apply') {
+    // Helm 4 creates and updates alike by server-side apply (makeCreateApplyFunc); `--force-conflicts` is not modelled.
+    const answer = await client.dryRunApply(resource, namespace, object, HELM_FIELD_MANAGER, false)
+    return { write: 'apply', verdict: answer.accepted ? classifyAccepted(live, answer.object) : classifyRefusal(answer, live, object) }
   }
-  return { write, verdict: answer.accepted ? classifyAccepted(live, answer.object) : classifyRefusal(answer, live, object) }
+  if (!live) {
+    const answer = await client.dryRunCreate(resource, namespace, object, HELM_FIELD_MANAGER)
+    return { write: 'create', verdict: answer.accepted ? classifyAccepted(live, answer.object) : classifyRefusal(answer, live, object) }
+  }
+  // An object new to the release (adopted) is compared with itself, as Helm does: nothing removed.
+  // Helm's builder gives the previous revision's objects their namespace too (DefaultNamespace).
+  const before = inputs.previous?.get(identity(looked.object, options.namespace))
+  const original = inputs.previous && (before ? { ...before, metadata: { ...before.metadata, namespace } } : object)
+  const send = async (type: PatchType, patch: object, removed: RemovedField[]) => ({
+    answer: await client.dryRunPatch(resource, namespace, name, patch, type, HELM_FIELD_MANAGER),
+    removed
+  })
+  const schema = await inputs.schema(resource.apiVersion, resource.kind)
+  const strategic = helm3Patch(original, object, 'strategic', schema)
+  let sent = await send('strategic', strategic.patch, strategic.removed)
+  // Custom resources take no strategic merge patch (415). Helm sends them a two-way JSON merge patch
+  // from the previous revision's object to the rendered one, blind to the live object (createPatch):
+  // drift the chart does not touch stays, and an empty patch is no request at all.
+  if (!sent.answer.accepted && sent.answer.status === 415) {
+    if (original !== undefined) {
+      const patch = jsonMergePatch(original, object) as KubeObject | undefined
+      if (patch === undefined) return { write: 'patch', verdict: { kind: 'unchanged' } }
+      sent = await send('merge', patch, [])
+    } else {
+      const twoWay = helm3Patch(undefined, object, 'merge')
+      sent = await send('merge', twoWay.patch, twoWay.removed)
+    }
+  }
+  const { answer, removed } = sent
+  return { write: 'patch', verdict: answer.accepted ? classifyAccepted(live, answer.object) : classifyRefusal(answer, live, object, removed) }
 }
 
-/** Every object's verdict, in the manifest's order. */
+/**
+ * Helm adopts an existing object new to the release only when it carries the release's ownership
+ * metadata (upgrade and install alike, without --take-ownership). Without the previous manifest,
+ * only an object another release's annotations name is surely not adopted.
+ */
+function ownership(looked: Looked, isNew: Set<KubeObject> | undefined, options: CheckOptions): Verdict | undefined {
+  const live = looked.read && 'found' in looked.read ? looked.read.found : undefined
+  if (!live || options.release === undefined) return undefined
+  const releaseNamespace = options.namespace
+  if (isNew !== undefined) {
+    if (!isNew.has(looked.object)) return undefined
+    const problem = ownershipProblem(live, options.release, releaseNamespace)
+    return problem ? { kind: 'not-owned', message: problem } : undefined
+  }
+  const other = live.metadata?.annotations?.['meta.helm.sh/release-name']
+  return other !== undefined && other !== options.release
+    ? { kind: 'not-owned', message: `it belongs to release ${other} (meta.helm.sh/release-name)` }
+    : undefined
+}
+
+/** A hook the upgrade runs whose namesake an earlier run left: Helm 3 meets "already exists", Helm 4 applies over it. */
+async function leftOverHook(
+  client: ManifestClient,
+  looked: Looked,
+  mode: ReleaseMode,
+  install: boolean
+): Promise<{ write: Write; verdict: Verdict } | undefined> {
+  const live = looked.read && 'found' in looked.read ? looked.read.found : undefined
+  if (looked.verdict) return { write: 'none', verdict: looked.verdict }
+  if (!live || !looked.resource) return undefined
+  if (mode.write === 'patch') return { write: 'create', verdict: { kind: 'exists', message: leftOverWhy(looked.object, install, 'create') } }
+  const hook = { ...looked.object, metadata: { ...looked.object.metadata, namespace: looked.namespace } }
+  const answer = await client.dryRunApply(looked.resource, looked.namespace, hook, HELM_FIELD_MANAGER, false)
+  if (!answer.accepted) return { write: 'apply', verdict: classifyRefusal(answer, live, hook) }
+  if (failedJob(live)) return { write: 'apply', verdict: { kind: 'exists', message: leftOverWhy(looked.object, install, 'apply') } }
+  return undefined
+}
+
+/** The CRDs of crds/ an install creates first (Helm skips those that exist), and the kinds they bring. */
+async function crdsFirst(client: ManifestClient, crds: KubeObject[], mode: ReleaseMode, run: <T>(f: () => Promise<T>) => Promise<T>, options: CheckOptions) {
+  type Crd = { spec?: { group?: string; names?: { kind?: string }; versions?: { name?: string; served?: boolean }[] } }
+  const verdicts: ObjectVerdict[] = []
+  const kinds = new Map<string, string>()
+  for (const crd of crds) {
+    const looked = await run(() => look(client, (r, ns, n) => client.read(r, ns, n), crd, options.namespace))
+    if (looked.read && 'found' in looked.read) continue
+    const { write, verdict } = await run(() => dryRun(client, looked, mode, { schema: async () => undefined }, options))
+    verdicts.push(objectVerdict(looked, write, verdict, options))
+    const spec = (crd as Crd).spec
+    for (const v of spec?.versions ?? [])
+      if (v.served !== false) kinds.set(`${spec?.group}/${v.name} ${spec?.names?.kind}`, `its CRD ${crd.metadata?.name} (crds/)`)
+  }
+  return { verdicts, kinds }
+}
+
+function objectVerdict(l: Looked, write: Write, verdict: Verdict, options: CheckOptions, hook?: string[]): ObjectVerdict {
+  const apiVersion = l.object.apiVersion ?? ''
+  const kind = l.object.kind ?? ''
+  const live = l.read && 'found' in l.read ? l.read.found : undefined
+  const scope = options.preScope ?? { namespace: options.namespace, release: options.release, includeHooks: false }
+  const leaves = clearableByPre(apiVersion, kind, verdict) ? preLeaves(l.object, live, scope) : undefined
+  return {
+    apiVersion,
+    kind,
+    namespace: l.namespace,
+    name: l.object.metadata?.name ?? '',
+    write,
+    verdict,
+    clearedByPre: clearableByPre(apiVersion, kind, verdict) && leaves === undefined,
+    ...(leaves !== undefined ? { preLeaves: leaves } : {}),
+    ...(hook ? { hook } : {})
+  }
+}
+
+/** Every object's verdict, in the manifest's order (hooks and crds/ CRDs after), and what blocks the release. */
 export async function checkRelease(client: ManifestClient, objects: KubeObject[], options: CheckOptions): Promise<CheckResult> {
   const queue = new PQueue({ concurrency: options.concurrency })
+  const run = <T>(f: () => Promise<T>): Promise<T> => queue.add(f) as Promise<T>
   const readLive = liveReader(client, objects, options.namespace)
-  const looked = await Promise.all(objects.map((o) => queue.add(() => look(client, readLive, o, options.namespace))))
+  const looked = await Promise.all(objects.map((o) => run(() => look(client, readLive, o, options.namespace))))
   const warnings: string[] = []
   const live = looked.flatMap((l) => (l.read && 'found' in l.read ? [l.read.found] : []))
   const warn = (w: string): number => warnings.push(w)
-  const { mode, previousManifest } = await decideMode(client, options.namespace, options.release, live, warn)
-  const inputs = patchInputs(client, previousManifest, options.namespace, warn)
+  const decided = await decideMode(client, options.namespace, options.release, live, warn)
+  const { mode, install } = decided
+  const blocked = decided.blocked ? [decided.blocked] : []
+  const previous = decided.previousManifest === undefined ? undefined : previousObjects(decided.previousManifest, warn)
+  if (previous) {
+    const unserved = await unservedInPrevious(client, previous, decided.previousRevision)
+    if (unserved) blocked.push(unserved)
+  }
+  const isNew = install ? new Set(objects) : previous ? newToRelease(objects, previous, options.namespace) : undefined
+  const inputs = patchInputs(client, previous && byIdentity(previous, options.namespace))
+  const crds = install ? await crdsFirst(client, options.crds ?? [], mode, run, options) : { verdicts: [], kinds: new Map<string, string>() }
+  if (!install && (options.crds ?? []).length > 0)
+    warn(`helm upgrade installs no CRD from the chart's crds/ directory: ${options.crds?.length} CRD(s) of the manifest are left out of the check`)
   const verdicts = await Promise.all(
     looked.map((l) =>
-      queue.add(async (): Promise<ObjectVerdict> => {
+      run(async (): Promise<ObjectVerdict> => {
+        const after = l.verdict?.kind === 'not-served' ? crds.kinds.get(`${l.object.apiVersion} ${l.object.kind}`) : undefined
+        if (after !== undefined) return objectVerdict(l, 'none', { kind: 'new', after }, options)
+        const notOwned = ownership(l, isNew, options)
+        if (notOwned) return objectVerdict(l, 'none', notOwned, options)
         const { write, verdict } = await dryRun(client, l, mode, inputs, options)
-        const apiVersion = l.object.apiVersion ?? ''
-        const kind = l.object.kind ?? ''
-        return {
-          apiVersion,
-          kind,
-          namespace: l.namespace,
-          name: l.object.metadata?.name ?? '',
-          write,
-          verdict,
-          clearedByPre: clearedByPre(apiVersion, kind, verdict)
-        }
+        return objectVerdict(l, write, verdict, options)
       })
     )
   )
-  for (const v of verdicts) {
+  const hooks = hooksToCheck(options.hooks ?? [], install)
+  const hookVerdicts = await Promise.all(
+    hooks.map((h) =>
+      run(async () => {
+        const l = await look(client, (r, ns, n) => client.read(r, ns, n), h, options.namespace)
+        const found = await leftOverHook(client, l, mode, install)
+        return found ? [objectVerdict(l, found.write, found.verdict, options, upgradeEvents(h, install))] : []
+      })
+    )
+  )
+  const all = [...verdicts, ...crds.verdicts, ...hookVerdicts.flat()]
+  for (const v of all) {
     if (v.verdict.kind === 'not-checked')
       warnings.push(`preflight could not check ${v.kind} ${v.namespace ? `${v.namespace}/` : ''}${v.name}: ${v.verdict.why}`)
   }
-  return { mode, verdicts, warnings }
+  return { mode, verdicts: all, blocked, warnings }
 }

@@ -9,7 +9,7 @@ import type { Console } from '../run.ts'
 import { INPUT, type PreflightGate, type Settings } from '../settings/settings.ts'
 import { reportFile } from './entry.ts'
 import { checkRendered } from './phase.ts'
-import { headline, objectName, preflightRows, type PreflightResult } from './report.ts'
+import { headline, objectName, preflightRows, releaseName, type PreflightResult } from './report.ts'
 import { failsUpgrade, reasonOf, recreatedByPre, type ObjectVerdict } from './verdict.ts'
 
 /** How checkRelease's warning of an object not checked begins. */
@@ -52,6 +52,7 @@ export function notCheckedBriefly(why: string): string {
 /** Pure: the gate's decision on a preflight result. */
 export function gateDecision(result: PreflightResult, gate: Exclude<PreflightGate, 'off'>): GateDecision {
   const failing = result.verdicts.filter(failsUpgrade)
+  const blockedLines = result.blocked.map((b) => `${releaseName(result)}: ${b}`)
   const chosen = result.verdicts.filter((v) => v.clearedByPre && recreatedByPre(v))
   const brief = result.verdicts.map((v) => (v.verdict.kind === 'not-checked' ? { ...v, verdict: { ...v.verdict, why: notCheckedBriefly(v.verdict.why) } } : v))
   const rows = preflightRows({ ...result, verdicts: brief })
@@ -61,16 +62,17 @@ export function gateDecision(result: PreflightResult, gate: Exclude<PreflightGat
     ...result.warnings.filter((w) => !w.startsWith(NOT_CHECKED)),
     ...brief.flatMap((v) => (v.verdict.kind === 'not-checked' ? [`${NOT_CHECKED}${objectName(v)}: ${v.verdict.why}`] : []))
   ]
-  if (failing.length === 0) return { errors: [], warnings, section, recreate: chosen }
+  if (failing.length === 0 && blockedLines.length === 0) return { errors: [], warnings, section, recreate: chosen }
+  const named = [...blockedLines, failingLines(failing)].filter((l) => l !== '').join('\n')
   const said = `${headline(result)}`
   if (gate === 'fail')
     return {
-      errors: [`preflight: ${said}, so pre deleted nothing (${INPUT.preflight}: fail)\n${failingLines(failing)}`],
+      errors: [`preflight: ${said}, so pre deleted nothing (${INPUT.preflight}: fail)\n${named}`],
       warnings,
       section,
       recreate: []
     }
-  warnings.unshift(`preflight: ${said}; pre goes on (${INPUT.preflight}: warn)\n${failingLines(failing)}`)
+  warnings.unshift(`preflight: ${said}; pre goes on (${INPUT.preflight}: warn)\n${named}`)
   // A remedy runs only for an upgrade that will then apply: here it would not.
   for (const v of chosen) {
     const why = `${INPUT.recreateStatefulSets}: ${objectName(v)} is not deleted, since the upgrade would fail on other objects`

@@ -9,6 +9,10 @@ export interface PreflightResult {
   namespace: string
   mode: ReleaseMode
   verdicts: ObjectVerdict[]
+  /** Why Helm refuses the upgrade before writing any object (a pending revision, a previous revision it cannot build). */
+  blocked: string[]
+  /** The release checked, if given. */
+  release?: string
   /** Helm hooks of the manifest, left out (Helm creates them at their hook). */
   hooks: string[]
   warnings: string[]
@@ -29,10 +33,14 @@ function markOf(v: ObjectVerdict): Mark | undefined {
   return undefined
 }
 
-export const preflightFailed = (r: PreflightResult): boolean => r.verdicts.some(failsUpgrade)
+export const preflightFailed = (r: PreflightResult): boolean => r.blocked.length > 0 || r.verdicts.some(failsUpgrade)
 
-/** `StatefulSet ns/db`, `ClusterRole reader`. */
-export const objectName = (v: ObjectVerdict): string => `${v.kind} ${v.namespace ? `${v.namespace}/` : ''}${v.name}`
+/** `StatefulSet ns/db`, `ClusterRole reader`, `Job ns/seed (pre-upgrade hook)`. */
+export const objectName = (v: ObjectVerdict): string =>
+  `${v.kind} ${v.namespace ? `${v.namespace}/` : ''}${v.name}${v.hook ? ` (${v.hook.join(', ')} hook)` : ''}`
+
+/** How the release itself is named in a row: `release app`. */
+export const releaseName = (r: Pick<PreflightResult, 'release'>): string => `release ${r.release ?? '(not given)'}`
 
 export interface PreflightRow {
   mark: Mark
@@ -49,10 +57,15 @@ function clearedWords(v: ObjectVerdict): string {
 export function preflightRows(r: PreflightResult): PreflightRow[] {
   const rows = r.verdicts.flatMap((v) => {
     const mark = markOf(v)
-    const reason = v.clearedByPre ? `${reasonOf(v.verdict)}; ${clearedWords(v)}` : reasonOf(v.verdict)
+    const reason = v.clearedByPre
+      ? `${reasonOf(v.verdict)}; ${clearedWords(v)}`
+      : v.preLeaves
+        ? `${reasonOf(v.verdict)}; pre does not clear it: ${v.preLeaves}`
+        : reasonOf(v.verdict)
     return mark ? [{ mark, object: objectName(v), reason }] : []
   })
-  return rows.sort((a, b) => MARKS.indexOf(a.mark) - MARKS.indexOf(b.mark))
+  const blocked = r.blocked.map((reason) => ({ mark: 'fails' as const, object: releaseName(r), reason }))
+  return [...blocked, ...rows.sort((a, b) => MARKS.indexOf(a.mark) - MARKS.indexOf(b.mark))]
 }
 
 export function headline(r: PreflightResult): string {
@@ -61,6 +74,8 @@ export function headline(r: PreflightResult): string {
   const cleared = r.verdicts.filter((v) => v.clearedByPre).length - recreated
   const unchanged = r.verdicts.filter((v) => v.verdict.kind === 'unchanged').length
   const counts = `${r.verdicts.length} object(s) checked, ${unchanged} unchanged`
+  if (r.blocked.length > 0)
+    return `helm upgrade would fail before writing any object: Helm refuses the release${failing > 0 ? `, and ${failing} object(s) would fail too` : ''} (${counts})`
   if (failing > 0) return `helm upgrade would fail on ${failing} object(s) (${counts})`
   const done = [cleared > 0 && `cleared ${cleared} Job(s)`, recreated > 0 && `recreated ${recreated} StatefulSet(s)`].filter((d) => d !== false)
   return `helm upgrade would apply${done.length > 0 ? ` once pre has ${done.join(' and ')}` : ''} (${counts})`

@@ -6,8 +6,11 @@
 export type Verdict =
   /** The write changes nothing. */
   | { kind: 'unchanged' }
-  /** The object is new to the cluster: the upgrade creates it, and the dry-run create passed. */
-  | { kind: 'new' }
+  /**
+   * The object is new to the cluster: the upgrade creates it, and the dry-run create passed.
+   * `after`: it could not be dry-run yet, since what it needs comes first (its CRD, from the chart's crds/).
+   */
+  | { kind: 'new'; after?: string }
   /** The write changes these paths (`spec.replicas: 1 → 3`), and the API server accepts it. */
   | { kind: 'changes'; paths: string[] }
   /**
@@ -22,6 +25,10 @@ export type Verdict =
   | { kind: 'denied'; by: string; message: string }
   /** The API server's validation (or the kind's schema) refuses the rendered object itself. */
   | { kind: 'invalid'; fields: string[]; message: string }
+  /** The object exists, and is not this release's: Helm will not adopt it without --take-ownership (checkOwnership's words). */
+  | { kind: 'not-owned'; message: string }
+  /** A hook of the upgrade meets the namesake an earlier run left (its delete policy kept it). */
+  | { kind: 'exists'; message: string }
   /** The cluster does not serve the kind in this apiVersion (a missing CRD, a removed API version). */
   | { kind: 'not-served'; what: string }
   /** The check could not tell (our credentials may not, a webhook that cannot dry-run): a warning. */
@@ -30,10 +37,10 @@ export type Verdict =
 export type VerdictKind = Verdict['kind']
 
 /** The verdicts that make an upgrade fail. */
-export const FAILING: ReadonlySet<VerdictKind> = new Set(['immutable', 'conflict', 'denied', 'invalid', 'not-served'])
+export const FAILING: ReadonlySet<VerdictKind> = new Set(['immutable', 'conflict', 'denied', 'invalid', 'not-served', 'not-owned', 'exists'])
 
-/** Pre clears a rendered Job the upgrade cannot write (deletes it; the upgrade then creates it anew). */
-const CLEARED_BY_PRE: ReadonlySet<VerdictKind> = new Set(['immutable', 'conflict'])
+/** Pre clears a rendered Job the upgrade cannot write (deletes it; the upgrade then creates it anew); a left-over hook Job too, with include-hooks. */
+const CLEARED_BY_PRE: ReadonlySet<VerdictKind> = new Set(['immutable', 'conflict', 'exists'])
 
 /** The write Helm makes for one object: create, server-side apply, or a (strategic or JSON merge) patch. */
 export type Write = 'create' | 'apply' | 'patch' | 'none'
@@ -50,10 +57,14 @@ export interface ObjectVerdict {
   verdict: Verdict
   /** A Job pre clears before the upgrade, or a StatefulSet it recreates (recreate-statefulsets): its failing verdict does not fail the preflight. */
   clearedByPre: boolean
+  /** A Job the upgrade cannot write that pre would clear but for its settings: why pre leaves it. */
+  preLeaves?: string
+  /** A hook of the upgrade (its events): Helm creates it anew at its hook. */
+  hook?: string[]
 }
 
-/** Whether pre clears this object's failure: a batch/v1 Job the upgrade cannot write. */
-export function clearedByPre(apiVersion: string, kind: string, verdict: Verdict): boolean {
+/** Whether pre's deletion would clear this object's failure: a batch/v1 Job the upgrade cannot write (is it in pre's scope: pre-scope.ts). */
+export function clearableByPre(apiVersion: string, kind: string, verdict: Verdict): boolean {
   return apiVersion === 'batch/v1' && kind === 'Job' && CLEARED_BY_PRE.has(verdict.kind)
 }
 
@@ -113,7 +124,7 @@ export function reasonOf(v: Verdict): string {
     case 'unchanged':
       return 'unchanged'
     case 'new':
-      return 'new: the upgrade creates it (the dry-run create passed)'
+      return v.after ? `new: the upgrade creates it after ${v.after}` : 'new: the upgrade creates it (the dry-run create passed)'
     case 'changes':
       return cut(`changes: ${list(v.paths)}`)
     case 'immutable':
@@ -126,6 +137,10 @@ export function reasonOf(v: Verdict): string {
       return cut(`invalid: ${v.message}`)
     case 'not-served':
       return cut(`not served: the cluster does not serve ${v.what}`)
+    case 'not-owned':
+      return cut(`not the release's: helm upgrade will not adopt it without --take-ownership (${v.message})`)
+    case 'exists':
+      return cut(v.message)
     case 'not-checked':
       return cut(`not checked: ${v.why}`)
   }

@@ -4,7 +4,7 @@
 // immutable change only, and runs only when nothing else fails.
 import { gateDecision } from '../../src/preflight/gate.ts'
 import type { PreflightResult } from '../../src/preflight/report.ts'
-import { clearedByPre, withRemedies, type ObjectVerdict, type Verdict } from '../../src/preflight/verdict.ts'
+import { clearableByPre, withRemedies, type ObjectVerdict, type Verdict } from '../../src/preflight/verdict.ts'
 
 const object = (apiVersion: string, kind: string, name: string, verdict: Verdict): ObjectVerdict => ({
   apiVersion,
@@ -13,12 +13,13 @@ const object = (apiVersion: string, kind: string, name: string, verdict: Verdict
   name,
   write: 'apply',
   verdict,
-  clearedByPre: clearedByPre(apiVersion, kind, verdict)
+  clearedByPre: clearableByPre(apiVersion, kind, verdict)
 })
 const result = (verdicts: ObjectVerdict[], recreate = false): PreflightResult => ({
   namespace: 'shop',
   mode: { write: 'apply', why: 'test' },
   verdicts: withRemedies(verdicts, recreate),
+  blocked: [],
   hooks: [],
   warnings: ['preflight could not read the release record of app in shop (403)']
 })

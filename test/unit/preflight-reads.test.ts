@@ -22,7 +22,12 @@ function fakeClient(live: KubeObject[], options: { listRefused?: Refusal; record
       if (options.listRefused) return { refused: options.listRefused }
       return { found: new Map([...byName].filter(([n]) => names.has(n ?? '')).map(([n, o]) => [n ?? '', o])) }
     },
-    releaseRecord: async () => (options.record ? { method: '', revision: 1, ...options.record } : { absent: true }),
+    // No record given: the credentials may not read it (a two-way patch), rather than no release (an install).
+    releaseHistory: async () => {
+      if (!options.record) return { refused: { status: 403, body: 'secrets is forbidden' } }
+      const revision = { revision: 1, status: 'deployed', method: '' as const, ...options.record }
+      return { last: revision, current: revision }
+    },
     openApi: async () => undefined,
     deleteOrphaning: async () => {
       throw new Error('no delete expected')

@@ -2,7 +2,7 @@
 // path on a real API server): a delete whose preconditions no longer hold is re-decided on the
 // fresh object; a StatefulSet that is not the release's, or whose verdict changed, is not deleted;
 // a dry run deletes nothing; one that is not gone in time is an error.
-import type { ApiResource, KubeObject, ManifestClient, ReadAnswer, ReleaseRecord, WriteAnswer } from '../../src/kube/manifest-client.ts'
+import type { ApiResource, KubeObject, ManifestClient, ReadAnswer, ReleaseHistory, WriteAnswer } from '../../src/kube/manifest-client.ts'
 import type { DeleteResult, Precondition } from '../../src/kube/objects.ts'
 import { recreateStatefulSets } from '../../src/preflight/remedy.ts'
 import type { ObjectVerdict } from '../../src/preflight/verdict.ts'
@@ -46,8 +46,10 @@ class ScriptedClient implements ManifestClient {
   async listNamed(): Promise<{ found: Map<string, KubeObject> }> {
     throw new Error('no list expected')
   }
-  async releaseRecord(): Promise<ReleaseRecord> {
-    return { method: 'ssa', revision: 1, manifest: '' }
+  async releaseHistory(): Promise<ReleaseHistory> {
+    // The deployed revision holds the StatefulSet: it is the release's own, not new to it.
+    const revision = { revision: 1, status: 'deployed', method: 'ssa' as const, manifest: 'apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db}\n' }
+    return { last: revision, current: revision }
   }
   async openApi(): Promise<undefined> {
     return undefined

@@ -3,7 +3,7 @@
 // objects first and count unchanged ones.
 import type { PreflightResult } from '../../src/preflight/report.ts'
 import { headline, preflightFailed, preflightRows, renderPreflightMarkdown, renderPreflightText } from '../../src/preflight/report.ts'
-import { clearedByPre, type ObjectVerdict, type Verdict } from '../../src/preflight/verdict.ts'
+import { clearableByPre, type ObjectVerdict, type Verdict } from '../../src/preflight/verdict.ts'
 
 const object = (apiVersion: string, kind: string, name: string, verdict: Verdict): ObjectVerdict => ({
   apiVersion,
@@ -12,9 +12,16 @@ const object = (apiVersion: string, kind: string, name: string, verdict: Verdict
   name,
   write: 'apply',
   verdict,
-  clearedByPre: clearedByPre(apiVersion, kind, verdict)
+  clearedByPre: clearableByPre(apiVersion, kind, verdict)
 })
-const result = (verdicts: ObjectVerdict[]): PreflightResult => ({ namespace: 'app', mode: { write: 'apply', why: 'test' }, verdicts, hooks: [], warnings: [] })
+const result = (verdicts: ObjectVerdict[]): PreflightResult => ({
+  namespace: 'app',
+  mode: { write: 'apply', why: 'test' },
+  verdicts,
+  blocked: [],
+  hooks: [],
+  warnings: []
+})
 
 const immutableJob = object('batch/v1', 'Job', 'migrate', { kind: 'immutable', fields: ['spec.template: changed'], message: '' })
 const unchanged = object('v1', 'ConfigMap', 'config', { kind: 'unchanged' })
