@@ -66,11 +66,11 @@ export async function decideMode(
   const history = await client.releaseHistory(namespace, release)
   if ('refused' in history) {
     warn(
-      `preflight could not read the release records of ${release} in ${namespace} (${history.refused.status}); the objects' field managers decide how Helm writes them`
+      `preflight could not read the release record of ${release} in ${namespace} (${history.refused.status}); the objects' field managers decide how Helm writes them`
     )
     return twoWay(
-      fromFieldManagers(live, `the release records of ${release} could not be read`),
-      `the release records of ${release} could not be read (${history.refused.status})`,
+      fromFieldManagers(live, `the release record of ${release} could not be read`),
+      `the release record of ${release} could not be read (${history.refused.status})`,
       warn
     )
   }
@@ -88,10 +88,10 @@ export async function decideMode(
   // Helm 4's --server-side=auto follows the last revision of any status (getUpgradeServerSideValue).
   const mode: ReleaseMode =
     last.method === 'ssa'
-      ? { write: 'apply', why: `revision ${last.revision} of ${release} says server-side apply (Helm 4)` }
+      ? { write: 'apply', why: `the release record of ${release} says server-side apply (Helm 4)` }
       : {
           write: 'patch',
-          why: `revision ${last.revision} of ${release} says ${last.method === 'csa' ? 'client-side apply' : 'nothing (Helm 3)'}: a client-side patch${current ? `, three-way from revision ${current.revision}'s manifest` : ''}`
+          why: `the release record of ${release} says ${last.method === 'csa' ? 'client-side apply' : 'nothing (Helm 3)'}: a client-side patch${current ? `, three-way from revision ${current.revision}'s manifest` : ''}`
         }
   return { mode, previousManifest: current?.manifest, previousRevision: current?.revision, blocked, install: false }
 }
