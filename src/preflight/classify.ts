@@ -1,8 +1,10 @@
 // The API server's answer to a dry-run write, classified into a verdict. Pure: it reads the
 // Status (its code, reason, message and causes) the way a person reads `helm upgrade`'s error, and
-// the live and rendered objects only to say what changed (before → after).
+// the live and rendered objects only to say what changed (before → after). A Secret's verdict
+// names the keys that change and never a value (secret-values.ts).
 import type { KubeObject, Refusal } from '../kube/manifest-client.ts'
 import { differences, show, valueAt } from './diff.ts'
+import { isSecret, redactSecretValues, secretChanges, secretPaths, secretValues } from './secret-values.ts'
 import type { RemovedField } from './three-way.ts'
 import type { Verdict } from './verdict.ts'
 
@@ -38,9 +40,14 @@ function withoutBookkeeping(o: KubeObject): KubeObject {
 /** An accepted dry run: unchanged when the answer is the live object (but for bookkeeping), else its changes. */
 export function classifyAccepted(live: KubeObject | undefined, answer: KubeObject): Verdict {
   if (live === undefined) return { kind: 'new' }
-  const paths = differences(withoutBookkeeping(live), withoutBookkeeping(answer))
-  return paths.length === 0 ? { kind: 'unchanged' } : { kind: 'changes', paths }
+  const secret = isSecret(answer)
+  const paths = differences(withoutBookkeeping(live), withoutBookkeeping(answer), '', false, secret ? secretPaths : undefined)
+  const verdict: Verdict = paths.length === 0 ? { kind: 'unchanged' } : { kind: 'changes', paths }
+  return secret ? redactSecretValues(verdict, secretValues([live, answer])) : verdict
 }
+
+/** A field a three-way patch removes: `path: before → removed`, a Secret's without the value. */
+const removedLine = (r: RemovedField, secret: boolean): string => (secret ? `${r.path}: removed` : `${r.path}: ${show(r.before)} → removed`)
 
 /**
  * Each immutable field's change: the rendered value's differences from the live one under the
@@ -54,14 +61,13 @@ function immutableFields(
   removed: RemovedField[]
 ): string[] {
   const fields: string[] = []
+  const secret = isSecret(rendered)
   for (const cause of causes) {
     if (!cause.field || !IMMUTABLE.test(cause.message ?? '')) continue
     const field = cause.field
     const changes = [
-      ...differences(valueAt(live, field), valueAt(rendered, field), field, true),
-      ...removed
-        .filter((r) => r.path === field || r.path.startsWith(`${field}.`) || r.path.startsWith(`${field}[`))
-        .map((r) => `${r.path}: ${show(r.before)} → removed`)
+      ...(secret ? secretChanges(live, rendered, field) : differences(valueAt(live, field), valueAt(rendered, field), field, true)),
+      ...removed.filter((r) => r.path === field || r.path.startsWith(`${field}.`) || r.path.startsWith(`${field}[`)).map((r) => removedLine(r, secret))
     ]
     // StatefulSets name the allowed fields in the message ('replicas', 'template', …): not among the immutable ones.
     const allowed = [...(cause.message ?? '').matchAll(/'(\w+)'/g)].map((m) => `${cause.field}.${m[1]}`)
@@ -70,7 +76,8 @@ function immutableFields(
     else {
       const quoted = /Invalid value: (.*): (?:field is immutable|may not change once set)/.exec(cause.message ?? '')?.[1]
       const before = valueAt(live, cause.field)
-      fields.push(quoted !== undefined && quoted.length <= 60 && before !== undefined ? `${cause.field}: ${show(before)} → ${quoted}` : cause.field)
+      const known = !secret && quoted !== undefined && quoted.length <= 60 && before !== undefined
+      fields.push(known ? `${cause.field}: ${show(before)} → ${quoted}` : cause.field)
     }
   }
   return fields
@@ -86,12 +93,18 @@ function templateChanges(live: KubeObject | undefined, rendered: KubeObject, rem
   if (valueAt(rendered, 'spec.updateStrategy.type') === 'OnDelete') return []
   return [
     ...differences(valueAt(live, path), valueAt(rendered, path), path, true),
-    ...removed.filter((r) => r.path.startsWith(`${path}.`)).map((r) => `${r.path}: ${show(r.before)} → removed`)
+    ...removed.filter((r) => r.path.startsWith(`${path}.`)).map((r) => removedLine(r, false))
   ]
 }
 
 /** A refused dry-run write, classified. `live` is undefined for a create; `removed`: what a three-way patch removed. */
 export function classifyRefusal(refusal: Refusal, live: KubeObject | undefined, rendered: KubeObject, removed: RemovedField[] = []): Verdict {
+  const verdict = refusalVerdict(refusal, live, rendered, removed)
+  // The messages are the API server's (or a webhook's): only redaction keeps a quoted value out.
+  return isSecret(rendered) ? redactSecretValues(verdict, secretValues([live, rendered], removed)) : verdict
+}
+
+function refusalVerdict(refusal: Refusal, live: KubeObject | undefined, rendered: KubeObject, removed: RemovedField[]): Verdict {
   const status = statusOf(refusal.body)
   const message = status.message ?? ''
   const causes = status.details?.causes ?? []

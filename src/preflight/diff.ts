@@ -3,7 +3,7 @@
 // items have names (containers, volumeClaimTemplates, ports) are matched by name.
 
 /** A value longer than this is cut with an ellipsis. */
-const MAX_VALUE = 40
+export const MAX_VALUE = 40
 
 type Json = unknown
 const isObject = (v: Json): v is Record<string, Json> => typeof v === 'object' && v !== null && !Array.isArray(v)
@@ -23,23 +23,37 @@ export function show(value: Json): string {
 }
 
 /** A key that holds dots or slashes (a label key) is shown in brackets: `labels[app.kubernetes.io/name]`. */
-const child = (path: string, key: string): string => (/[./]/.test(key) ? `${path}[${key}]` : path ? `${path}.${key}` : key)
+export const child = (path: string, key: string): string => (/[./]/.test(key) ? `${path}[${key}]` : path ? `${path}.${key}` : key)
 
 const same = (a: Json, b: Json): boolean =>
   isObject(a) || Array.isArray(a) || isObject(b) || Array.isArray(b) ? JSON.stringify(a) === JSON.stringify(b) : String(a) === String(b)
 
-function walk(before: Json, after: Json, path: string, afterOnly: boolean, out: string[]): void {
-  if (after === undefined || after === null) {
-    if (!afterOnly && before !== undefined && before !== null) out.push(`${path}: removed`)
+/** Paths whose values are never shown (a Secret's data): only whether each is added, changed or removed. */
+export type Hidden = (path: string) => boolean
+
+const absent = (v: Json): boolean => v === undefined || v === null
+
+function walk(before: Json, after: Json, path: string, afterOnly: boolean, out: string[], hidden?: Hidden): void {
+  if (hidden?.(path)) {
+    if (absent(after)) {
+      if (!afterOnly && !absent(before)) out.push(`${path}: removed`)
+    } else if (absent(before)) out.push(`${path}: added`)
+    else if (!same(before, after)) out.push(`${path}: changed`)
     return
   }
-  if (before === undefined || before === null) {
-    out.push(`${path}: added (${show(after)})`)
+  if (absent(after)) {
+    if (!afterOnly && !absent(before)) out.push(`${path}: removed`)
+    return
+  }
+  if (absent(before)) {
+    // Shown whole, an added object would show the hidden values under it: its keys are listed instead.
+    if (hidden && isObject(after)) walk({}, after, path, afterOnly, out, hidden)
+    else out.push(`${path}: added (${show(after)})`)
     return
   }
   if (isNamedList(before) && isNamedList(after)) {
     const byName = new Map(before.map((i) => [itemName(i), i]))
-    for (const item of after) walk(byName.get(itemName(item)), item, `${path}[${itemName(item)}]`, afterOnly, out)
+    for (const item of after) walk(byName.get(itemName(item)), item, `${path}[${itemName(item)}]`, afterOnly, out, hidden)
     if (!afterOnly) {
       const names = new Set(after.map(itemName))
       for (const item of before) if (!names.has(itemName(item))) out.push(`${path}[${itemName(item)}]: removed`)
@@ -49,19 +63,23 @@ function walk(before: Json, after: Json, path: string, afterOnly: boolean, out: 
   if (isObject(before) && isObject(after)) {
     // Sorted, so the same change reads the same whatever the YAML's order.
     const keys = new Set([...Object.keys(after), ...(afterOnly ? [] : Object.keys(before))])
-    for (const k of [...keys].sort()) walk(before[k], after[k], child(path, k), afterOnly, out)
+    for (const k of [...keys].sort()) walk(before[k], after[k], child(path, k), afterOnly, out, hidden)
     return
   }
-  if (!same(before, after)) out.push(`${path}: ${show(before)} → ${show(after)}`)
+  if (same(before, after)) return
+  // An object turned scalar (or back) would be shown whole, hidden values and all.
+  if (hidden && (typeof before === 'object' || typeof after === 'object')) out.push(`${path}: changed`)
+  else out.push(`${path}: ${show(before)} → ${show(after)}`)
 }
 
 /**
  * The paths where `after` differs from `before`. With `afterOnly`, only what `after` sets counts:
  * a rendered manifest compared with a live object, whose other fields the API server defaulted.
+ * Under a `hidden` path a change is named, never shown: `data.password: changed`.
  */
-export function differences(before: Json, after: Json, path = '', afterOnly = false): string[] {
+export function differences(before: Json, after: Json, path = '', afterOnly = false, hidden?: Hidden): string[] {
   const out: string[] = []
-  walk(before, after, path, afterOnly, out)
+  walk(before, after, path, afterOnly, out, hidden)
   return out
 }
 
