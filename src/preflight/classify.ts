@@ -104,6 +104,14 @@ export function classifyRefusal(refusal: Refusal, live: KubeObject | undefined, 
   return isSecret(rendered) ? redactSecretValues(verdict, secretValues([live, rendered], removed)) : verdict
 }
 
+/**
+ * RBAC's escalation check (pkg/registry/rbac/validation ConfirmNoEscalation): a Role or
+ * ClusterRole, or a binding to one, that grants what the writer does not hold itself (and may
+ * neither `escalate` nor `bind`); an aggregationRule takes cluster-admin's.
+ */
+const ESCALATION = /is attempting to grant RBAC permissions not currently held/
+const AGGREGATION = /must have cluster-admin privileges to use the aggregationRule/
+
 function refusalVerdict(refusal: Refusal, live: KubeObject | undefined, rendered: KubeObject, removed: RemovedField[]): Verdict {
   const status = statusOf(refusal.body)
   const message = status.message ?? ''
@@ -125,6 +133,11 @@ function refusalVerdict(refusal: Refusal, live: KubeObject | undefined, rendered
     case 403:
       // RBAC's refusal is about us; any other 403 (a quota, a terminating namespace) is the upgrade's.
       if (/cannot \S+ resource/.test(message)) return { kind: 'not-checked', why: `our credentials may not: ${message}` }
+      // So is its escalation check: the dry run writes as us, and Helm's credentials may hold what ours do not.
+      if (ESCALATION.test(message))
+        return { kind: 'not-checked', why: `our credentials may not grant the permissions this ${rendered.kind} grants: ${message}` }
+      if (AGGREGATION.test(message))
+        return { kind: 'not-checked', why: `our credentials may not grant what an aggregationRule gathers (only cluster-admin may): ${message}` }
       return { kind: 'denied', by: /exceeded quota/.test(message) ? 'a ResourceQuota' : 'admission', message }
     case 409: {
       const conflicts = causes.filter((c) => c.reason === 'FieldManagerConflict')

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { KubeObject } from '../../src/kube/manifest-client.ts'
 import { classifyAccepted, classifyRefusal } from '../../src/preflight/classify.ts'
+import { notCheckedBriefly } from '../../src/preflight/gate.ts'
 import { reasonOf, recreatedPods, MAX_REASON } from '../../src/preflight/verdict.ts'
 
 const fixture = (name: string): { status: number; body: string } => {
@@ -136,6 +137,47 @@ test('a 403 of RBAC: not checked (a warning); any other 403 is the upgrade’s d
     })
   }
   expect(classifyRefusal(quota, undefined, configMap)).toMatchObject({ kind: 'denied', by: 'a ResourceQuota' })
+})
+
+test('RBAC’s escalation check refuses our dry run of a Role, a binding or an aggregationRule: not checked (our credentials), never denied', () => {
+  // Captured from a user that may create and patch RBAC objects but holds no secrets permission:
+  // validation.ConfirmNoEscalation's `is attempting to grant RBAC permissions not currently held`
+  // (the same for a create and for a patch), and clusterrole/policybased's aggregationRule error.
+  const rbac = (kind: string): KubeObject => ({ apiVersion: 'rbac.authorization.k8s.io/v1', kind, metadata: { name: 'app' } })
+  const held =
+    'user "system:serviceaccount:shop:preflight" (groups=["system:serviceaccounts" "system:serviceaccounts:shop" "system:authenticated"]) is attempting to grant RBAC permissions not currently held:\n{APIGroups:[""], Resources:["secrets"], Verbs:["get" "list"]}'
+  const cases: [string, string, string][] = [
+    [
+      'rbac-escalation-role',
+      'Role',
+      `roles.rbac.authorization.k8s.io "app" is forbidden: ${held}\n{APIGroups:["batch"], Resources:["jobs"], Verbs:["delete"]}`
+    ],
+    ['rbac-escalation-rolebinding', 'RoleBinding', `rolebindings.rbac.authorization.k8s.io "app" is forbidden: ${held}`],
+    ['rbac-escalation-clusterrolebinding', 'ClusterRoleBinding', `clusterrolebindings.rbac.authorization.k8s.io "app" is forbidden: ${held}`]
+  ]
+  for (const [name, kind, message] of cases) {
+    const v = classifyRefusal(fixture(name), undefined, rbac(kind))
+    expect(v).toEqual({ kind: 'not-checked', why: `our credentials may not grant the permissions this ${kind} grants: ${message}` })
+    expect(reasonOf(v)).toMatch(/^not checked: our credentials may not grant /)
+    // The summary's brief reason (the step log has the message) is what precedes the first colon.
+    if (v.kind === 'not-checked') expect(notCheckedBriefly(v.why)).toBe(`our credentials may not grant the permissions this ${kind} grants`)
+  }
+  expect(classifyRefusal(fixture('rbac-aggregation-rule'), undefined, rbac('ClusterRole'))).toEqual({
+    kind: 'not-checked',
+    why: 'our credentials may not grant what an aggregationRule gathers (only cluster-admin may): clusterroles.rbac.authorization.k8s.io "app-aggregate" is forbidden: must have cluster-admin privileges to use the aggregationRule'
+  })
+  // Control: a quota's 403 on the same kind is the upgrade's own.
+  const quota = {
+    status: 403,
+    body: JSON.stringify({
+      kind: 'Status',
+      code: 403,
+      reason: 'Forbidden',
+      message:
+        'roles.rbac.authorization.k8s.io "app" is forbidden: exceeded quota: rbac, requested: count/roles.rbac.authorization.k8s.io=1, used: count/roles.rbac.authorization.k8s.io=5, limited: count/roles.rbac.authorization.k8s.io=5'
+    })
+  }
+  expect(classifyRefusal(quota, undefined, rbac('Role'))).toMatchObject({ kind: 'denied', by: 'a ResourceQuota' })
 })
 
 test('a kind or version the cluster does not serve: a 404 in plain text or a Status; an object gone meanwhile is not that', () => {
