@@ -1,6 +1,7 @@
 // The layers of src/ as an ESLint rule (`npm run lint`): a value import goes down the floors, or
 // stays on its floor, never up. Type-only imports (`import type`, `export type`) may cross any way:
 // they leave nothing in the bundle and load nothing.
+import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, relative, resolve, sep } from 'node:path'
 
 export const SRC = join(import.meta.dirname, '..', 'src')
@@ -20,8 +21,10 @@ export const FLOORS = [
   ['plan'],
   ['execute'],
   ['report'],
-  // One phase, start to end, and the run's cancellation; preflight is a phase of its own, whole in its folder.
-  ['run.ts', 'cancel.ts', 'preflight'],
+  // The preflight: dry runs (an observe) and verdicts (a plan) of every object of a rendered release, whole in its folder; run.ts calls it.
+  ['preflight'],
+  // One phase, start to end, and the run's cancellation.
+  ['run.ts', 'cancel.ts'],
   // The entry points: the action, the CLI and their launcher.
   ['main.ts', 'index.ts', 'cli.ts', 'cli', 'launch']
 ]
@@ -65,4 +68,55 @@ export const layersRule = {
       ImportExpression: (node) => check(node, node.source, false)
     }
   }
+}
+
+/**
+ * The folders and files directly in src/ that import each other, type imports included, as a
+ * circle (`a → b → a`), or undefined. Type imports may cross the floors, but a circle of them is
+ * still two places that cannot be understood apart: the floors hold only if the graph has none.
+ * `edges` maps each top-level name to the names it imports.
+ */
+export function importCircle(edges) {
+  const state = new Map()
+  const path = []
+  const visit = (node) => {
+    if (state.get(node) === 'done') return undefined
+    if (state.get(node) === 'open') return [...path.slice(path.indexOf(node)), node]
+    state.set(node, 'open')
+    path.push(node)
+    for (const next of [...(edges.get(node) ?? [])].sort()) {
+      const circle = visit(next)
+      if (circle) return circle
+    }
+    path.pop()
+    state.set(node, 'done')
+    return undefined
+  }
+  for (const node of [...edges.keys()].sort()) {
+    const circle = visit(node)
+    if (circle) return circle.join(' → ')
+  }
+  return undefined
+}
+
+/** src/'s top-level imports, type imports included: each folder or file directly in src/ → the ones it imports. */
+export function srcImportGraph() {
+  const top = (file) => relative(SRC, file).split(sep)[0]
+  const edges = new Map()
+  const walk = (dir) => {
+    for (const name of readdirSync(dir)) {
+      const path = join(dir, name)
+      if (statSync(path).isDirectory()) walk(path)
+      else if (path.endsWith('.ts')) {
+        const from = top(path)
+        const text = readFileSync(path, 'utf8')
+        for (const m of text.matchAll(/^(?:import|export)\s[^'"]*?from\s+'(\.[^']+)'/gm)) {
+          const to = top(resolve(dirname(path), m[1]))
+          if (to !== from) edges.set(from, (edges.get(from) ?? new Set()).add(to))
+        }
+      }
+    }
+  }
+  walk(SRC)
+  return edges
 }

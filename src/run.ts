@@ -3,42 +3,25 @@
 // cluster the settings name.
 // Shared by the action (main.ts) and the CLI (cli.ts); each passes its own way of printing.
 import { execute } from './execute/execute.ts'
-import type { ExecuteContext, RunResult, WorkflowRun } from './execute/outcome.ts'
+import type { ExecuteContext, RunResult } from './execute/outcome.ts'
 import { KubeJobsClient, type JobsClient } from './kube/client.ts'
 import { loadKubeConfig } from './kube/kubeconfig.ts'
 import { takeLeases, leaseName, runIdentity, scopeKey } from './kube/lease.ts'
 import type { ManifestClient } from './kube/manifest-client.ts'
-import { observe, observeStarts, observeSweep, sweepManifest, targetNamespace, whereWords } from './observe/observe.ts'
+import { observe, observeStarts, observeSweep, sweepManifest, targetNamespace } from './observe/observe.ts'
+import { whereWords, type Observed } from './observe/observed.ts'
 import { checkNamespaces, missingReleaseWarning } from './observe/preconditions.ts'
-import { decidable, planPrune, type Observed, type Plan, type PlannedJob } from './plan/plan.ts'
+import { decidable, planPrune, type Plan, type PlannedJob } from './plan/plan.ts'
 import { planPolicy } from './plan/policy.ts'
 import { jobStatus } from './plan/predicates.ts'
 import { planPost, sweepPlanner } from './plan/retention.ts'
 import { preflightGate, type GateDecision } from './preflight/gate.ts'
 import { recreateStatefulSets } from './preflight/remedy.ts'
 import { objectName } from './preflight/report.ts'
+import type { Console, PhaseOptions } from './report/console.ts'
 import { gitOpsWarnings } from './report/gitops.ts'
 import { INPUT, type Phase, type Settings } from './settings/settings.ts'
 import { NAMES_SHOWN, someNames } from './text/shorten.ts'
-
-/** How a run prints progress: the action uses @actions/core, the CLI standard error. */
-export interface Console {
-  info(message: string): void
-  warning(message: string): void
-  /** Runs `fn` with its output grouped under `name` (a log group in GitHub Actions). */
-  group<T>(name: string, fn: () => Promise<T>): Promise<T>
-}
-
-/** What a phase takes besides its settings: how it prints and masks, the workflow run, its cancellation. */
-export interface PhaseOptions {
-  console: Console
-  /** Called with every secret found in the kubeconfig. */
-  mask: (secret: string) => void
-  /** The workflow run, for Events and annotations (absent outside GitHub Actions). */
-  workflowRun?: WorkflowRun
-  /** The run's cancellation (SIGINT, SIGTERM): no new work starts, every wait ends; the Lease is released. */
-  signal?: AbortSignal
-}
 
 async function observed(out: Console, what: string, look: () => Promise<Observed>): Promise<Observed> {
   return out.group('Observe', async () => {

@@ -1,6 +1,6 @@
 // What executing a plan produced: one outcome per Job, plus the problems met on the way.
 import type { Clock } from '../kube/clock.ts'
-import type { Where } from '../observe/observe.ts'
+import type { Where } from '../observe/observed.ts'
 import type { PlannedJob } from '../plan/plan.ts'
 import type { JobStatus } from '../plan/predicates.ts'
 import type { Phase } from '../settings/settings.ts'

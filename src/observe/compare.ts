@@ -7,7 +7,7 @@
 // instead: a dry-run replace by the rendered Job then runs the same immutability check.
 import type { V1Job } from '@kubernetes/client-node'
 import type { DryRunMethod, JobsClient } from '../kube/client.ts'
-import type { ManifestDifference } from '../plan/plan.ts'
+import type { ManifestDifference } from './observed.ts'
 import { cut } from '../text/shorten.ts'
 import { summarizeChanges, templateDiff } from './template-diff.ts'
 

@@ -4,21 +4,10 @@ import type { JobsClient } from '../kube/client.ts'
 import { apiErrorMessage } from '../kube/errors.ts'
 import type { JobRecord } from '../kube/job-record.ts'
 import { ClusterUnreachable } from '../kube/retry.ts'
-import type { ManifestDifference, Observed } from '../plan/plan.ts'
 import { INPUT, type Settings } from '../settings/settings.ts'
 import { compareWithRendered } from './compare.ts'
+import { ALL_NAMESPACES, type ManifestDifference, type Observed } from './observed.ts'
 import { neverStarted } from './pod-start.ts'
-
-/** Every namespace: where a sweep with all-namespaces works. Never a namespace's name; see whereWords. */
-export const ALL_NAMESPACES: unique symbol = Symbol('all namespaces')
-
-/** Where a phase works: its namespace (pre, post), a sweep's namespaces (`a, b`), or ALL_NAMESPACES. */
-export type Where = string | typeof ALL_NAMESPACES
-
-/** Where, in words: the namespace or namespaces, or `all namespaces`. */
-export function whereWords(where: Where): string {
-  return where === ALL_NAMESPACES ? 'all namespaces' : where
-}
 
 /** The namespace this run works in: the input, else the kubeconfig context's, else default. */
 export function targetNamespace(settings: Settings, client: JobsClient): string {

@@ -3,7 +3,7 @@
 // are in retention.ts). Pure: it imports neither @actions/core nor the Kubernetes client, and the
 // clock is a parameter, so every rule is testable in a table.
 import type { JobRecord } from '../kube/job-record.ts'
-import type { Where } from '../observe/observe.ts'
+import type { ManifestDifference, Observed, Where } from '../observe/observed.ts'
 import type { HarvestLogs, Phase } from '../settings/settings.ts'
 import { formatDuration } from '../text/duration.ts'
 import { matchesSelector } from '../settings/selector.ts'
@@ -50,32 +50,6 @@ export interface PlannedJob {
    */
   problem?: Problem
   job: JobRecord
-}
-
-/** How a live Job differs from its rendered manifest, as the API server's dry run found. */
-export interface ManifestDifference {
-  /**
-   * differs: the API server refuses the change (the pod template is immutable); conflict: the
-   * upgrade's server-side apply would meet another field manager; unknown: the dry run itself was
-   * refused (403, a webhook that cannot dry-run…), so the Job is treated as changed.
-   */
-  kind: 'differs' | 'conflict' | 'unknown'
-  /** For the summary: the pod template's changes, the conflicting fields, or why it could not compare. */
-  detail: string
-}
-
-/** What observe() saw: the candidate Jobs, and for manifest scope, the rendered Jobs' verdicts. */
-export interface Observed {
-  /** The namespace worked in (sweep: the namespaces, or all, for the summary). */
-  namespace: Where
-  /** Jobs in the namespace(s) (already narrowed by the label selector, if any). */
-  jobs: JobRecord[]
-  /** With `manifest`: Job name → undefined if the upgrade can keep the live Job as it is, else how it differs. */
-  manifest?: Map<string, ManifestDifference | undefined>
-  /** Per namespace, the resourceVersion of the list: waits watch from there, missing nothing. */
-  resourceVersions?: Record<string, string>
-  /** How many Jobs were listed, when they went to a planner page by page instead of into `jobs`. */
-  listed?: number
 }
 
 /** A phase's plan: what to do with each Job in scope, and how the executor goes about it. */

@@ -5,7 +5,8 @@ import { formatDuration, parseDuration } from '../text/duration.ts'
 import type { PlanPolicy, Problem } from './policy.ts'
 import { KeepLast } from './keep-last.ts'
 import { jobStatus } from './predicates.ts'
-import { decidable, makePlan, Planner, type Decision, type Observed, type Plan, type PlannedJob } from './plan.ts'
+import type { Observed } from '../observe/observed.ts'
+import { decidable, makePlan, Planner, type Decision, type Plan, type PlannedJob } from './plan.ts'
 
 /** The project's annotation/label prefix: job-sweeper.io/. */
 export const ANNOTATION = {

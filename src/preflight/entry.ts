@@ -1,7 +1,7 @@
 // The preflight phase's end in the CLI: run it, print its verdicts, and say whether the upgrade
 // would apply (exit 0) or fail (exit 1). The action's end is action.ts.
 import { apiErrorMessage } from '../kube/errors.ts'
-import type { PhaseOptions } from '../run.ts'
+import type { PhaseOptions } from '../report/console.ts'
 import type { Settings } from '../settings/settings.ts'
 import { runPreflight, writePreflightReport } from './phase.ts'
 import { headline, preflightFailed, renderPreflightText, type PreflightResult } from './report.ts'

@@ -5,7 +5,7 @@
 // migration Job of an upgrade that then fails, leaving the release FAILED and the Job gone.
 import type { PreflightSection } from '../execute/outcome.ts'
 import type { ManifestClient } from '../kube/manifest-client.ts'
-import type { Console } from '../run.ts'
+import type { Console } from '../report/console.ts'
 import { INPUT, type PreflightGate, type Settings } from '../settings/settings.ts'
 import { reportFile } from './entry.ts'
 import { checkRendered } from './phase.ts'

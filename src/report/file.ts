@@ -3,7 +3,7 @@
 import { mkdir, open, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { RunResult } from '../execute/outcome.ts'
-import { whereWords } from '../observe/observe.ts'
+import { whereWords } from '../observe/observed.ts'
 import { INPUT, SettingsError } from '../settings/settings.ts'
 
 /**

@@ -1,6 +1,6 @@
 // Report, pure: a run's outcomes as job-summary Markdown and as the action's outputs.
 import type { JobOutcome, OutcomeKind, PreflightSection, RunResult } from '../execute/outcome.ts'
-import { ALL_NAMESPACES, whereWords } from '../observe/observe.ts'
+import { ALL_NAMESPACES, whereWords } from '../observe/observed.ts'
 import { formatDuration } from '../text/duration.ts'
 import { inert } from '../text/workflow-commands.ts'
 import { headlineOf, type Headline } from './headline.ts'

@@ -1,6 +1,5 @@
 // The run's secrets (every credential the kubeconfig holds) and the one way to hide them in text
 // that job-sweeper prints or writes: errors, and failed Jobs' log tails in the summary.
-import type { RunResult } from '../execute/outcome.ts'
 
 /** Registered secrets, and text with each of them replaced by ***. */
 export class SecretMasker {
@@ -29,22 +28,4 @@ export const secretMasker = new SecretMasker()
 /** `text` with every secret this run has found replaced by ***. */
 export function redact(text: string): string {
   return secretMasker.redact(text)
-}
-
-/**
- * The result with every secret replaced by *** where job-sweeper wrote the words: errors, warnings
- * and reasons (an API or exec plugin error may quote one). Log tails are left to mask-log-tails.
- */
-export function redactResult(result: RunResult): RunResult {
-  return {
-    ...result,
-    errors: result.errors.map(redact),
-    warnings: result.warnings.map(redact),
-    outcomes: result.outcomes.map((o) => ({ ...o, reason: redact(o.reason) })),
-    preflight: result.preflight && {
-      ...result.preflight,
-      rows: result.preflight.rows.map((r) => ({ ...r, reason: redact(r.reason) })),
-      remedies: result.preflight.remedies.map(redact)
-    }
-  }
 }

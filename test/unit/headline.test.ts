@@ -2,7 +2,7 @@
 // (not what was planned), when each Job finished and where its logs are.
 import type { HarvestedLogs } from '../../src/execute/logs.ts'
 import type { JobOutcome, RunResult } from '../../src/execute/outcome.ts'
-import { ALL_NAMESPACES } from '../../src/observe/observe.ts'
+import { ALL_NAMESPACES } from '../../src/observe/observed.ts'
 import { buildReport, summarize } from '../../src/report/summary.ts'
 import { renderText } from '../../src/report/text.ts'
 

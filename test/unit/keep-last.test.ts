@@ -1,6 +1,7 @@
 // keep-last, table-driven: which group a Job is in, and what sweep and post then decide.
 import { baseName, groupOf } from '../../src/plan/keep-last.ts'
-import type { JobAction, Observed } from '../../src/plan/plan.ts'
+import type { Observed } from '../../src/observe/observed.ts'
+import type { JobAction } from '../../src/plan/plan.ts'
 import { planPost, planSweep } from '../../src/plan/retention.ts'
 import { parseSettings, type Settings } from '../../src/settings/settings.ts'
 import { NOW, newJob, type JobShape } from './jobs.ts'

@@ -1,5 +1,6 @@
 // The pre phase's planner, table-driven: every rule, with the reason users will read.
-import { planPrune, shouldHarvest, type ManifestDifference, type Observed, type JobAction } from '../../src/plan/plan.ts'
+import type { ManifestDifference, Observed } from '../../src/observe/observed.ts'
+import { planPrune, shouldHarvest, type JobAction } from '../../src/plan/plan.ts'
 import { parseSettings, type Settings } from '../../src/settings/settings.ts'
 import { neverStarted } from '../../src/observe/pod-start.ts'
 import type { V1Job, V1Pod } from '@kubernetes/client-node'

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { JobOutcome } from '../../src/execute/outcome.ts'
-import { ALL_NAMESPACES } from '../../src/observe/observe.ts'
+import { ALL_NAMESPACES } from '../../src/observe/observed.ts'
 import { writeReportFile } from '../../src/report/file.ts'
 
 const outcome = (i: number): JobOutcome => ({

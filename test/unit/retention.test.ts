@@ -1,5 +1,5 @@
 // Retention by outcome, table-driven: what post sets and what sweep deletes.
-import { ALL_NAMESPACES } from '../../src/observe/observe.ts'
+import { ALL_NAMESPACES } from '../../src/observe/observed.ts'
 import { planPost, planSweep } from '../../src/plan/retention.ts'
 import type { JobAction } from '../../src/plan/plan.ts'
 import { parseSettings, type Settings } from '../../src/settings/settings.ts'

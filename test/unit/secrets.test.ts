@@ -2,7 +2,8 @@
 import { KubeConfig } from '@kubernetes/client-node'
 import { kubeconfigSecrets } from '../../src/kube/kubeconfig.ts'
 import type { RunResult } from '../../src/execute/outcome.ts'
-import { redactResult, secretMasker, SecretMasker } from '../../src/text/secrets.ts'
+import { redactResult } from '../../src/report/redact-result.ts'
+import { secretMasker, SecretMasker } from '../../src/text/secrets.ts'
 
 const pem = '-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC-KEY-LINE-1\nBKcwggSjAgEAAoIBAQC7-KEY-LINE-2\n-----END PRIVATE KEY-----\n'
 const keyData = Buffer.from(pem).toString('base64')

@@ -1,7 +1,8 @@
 // The sweep planned page by page (sweepPlanner): the same decisions as the whole list planned at
 // once, while a kept Job holds only what the report needs; with keep-last, groups that span pages.
 import { toJobRecord, type JobRecord } from '../../src/kube/job-record.ts'
-import type { Observed, Plan } from '../../src/plan/plan.ts'
+import type { Observed } from '../../src/observe/observed.ts'
+import type { Plan } from '../../src/plan/plan.ts'
 import { planSweep, sweepPlanner } from '../../src/plan/retention.ts'
 import { parseSettings, type Settings } from '../../src/settings/settings.ts'
 import { NOW, newJob, type JobShape } from './jobs.ts'
