@@ -250,11 +250,16 @@ export class KubeManifestClient implements ManifestClient {
         manifest: record.manifest ?? ''
       }
     }
-    const lastRevision = await decode(last)
-    if (lastRevision.status === 'deployed') return { last: lastRevision, current: lastRevision }
-    const deployed = newestFirst.find((s) => status(s) === 'deployed')
-    if (deployed) return { last: lastRevision, current: await decode(deployed) }
-    return { last: lastRevision, current: lastRevision.status === 'failed' || lastRevision.status === 'superseded' ? lastRevision : undefined }
+    try {
+      const lastRevision = await decode(last)
+      if (lastRevision.status === 'deployed') return { last: lastRevision, current: lastRevision }
+      const deployed = newestFirst.find((s) => status(s) === 'deployed')
+      if (deployed) return { last: lastRevision, current: await decode(deployed) }
+      return { last: lastRevision, current: lastRevision.status === 'failed' || lastRevision.status === 'superseded' ? lastRevision : undefined }
+    } catch {
+      // Not the parser's message: it may quote the record, which holds the chart's values.
+      return { refused: { status: 0, body: `a release record of ${release} could not be decoded (not gzipped JSON in Helm's format)` } }
+    }
   }
 
   dryRunCreate(resource: ApiResource, namespace: string | undefined, object: KubeObject, fieldManager: string): Promise<WriteAnswer> {

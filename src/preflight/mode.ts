@@ -65,12 +65,11 @@ export async function decideMode(
   if (release === undefined) return twoWay(fromFieldManagers(live, 'no release given'), 'no release given, so no previous manifest', warn)
   const history = await client.releaseHistory(namespace, release)
   if ('refused' in history) {
-    warn(
-      `preflight could not read the release record of ${release} in ${namespace} (${history.refused.status}); the objects' field managers decide how Helm writes them`
-    )
+    const why = history.refused.status === 0 ? history.refused.body : String(history.refused.status)
+    warn(`preflight could not read the release record of ${release} in ${namespace} (${why}); the objects' field managers decide how Helm writes them`)
     return twoWay(
       fromFieldManagers(live, `the release record of ${release} could not be read`),
-      `the release record of ${release} could not be read (${history.refused.status})`,
+      `the release record of ${release} could not be read (${why})`,
       warn
     )
   }

@@ -29,7 +29,8 @@ export function previousObjects(manifest: string, warn: (m: string) => void): Ku
     // A release's manifest holds no hooks (Helm keeps those apart); a List is taken apart as in the rendering.
     return renderedRelease(manifest).objects
   } catch (e) {
-    warn(`preflight could not parse the previous revision's manifest (${e instanceof Error ? e.message : String(e)}): a two-way patch`)
+    // The parser's message quotes the lines around the error, which may hold a Secret's values: its first line only.
+    warn(`preflight could not parse the previous revision's manifest (${(e instanceof Error ? e.message : String(e)).split('\n')[0]}): a two-way patch`)
     return undefined
   }
 }

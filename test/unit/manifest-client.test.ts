@@ -64,3 +64,14 @@ test('dry-run writes carry the fieldValidation Helm sends: Strict on apply, none
     ['PATCH', 'All', undefined]
   ])
 })
+
+test('a record that does not decode is a refusal that quotes none of it (the record holds the chart’s values)', async () => {
+  const corrupt = {
+    metadata: { labels: { owner: 'helm', name: 'app', version: '1', status: 'deployed' } },
+    data: { release: Buffer.from('password=hunter22').toString('base64') }
+  }
+  const { kube } = client(() => ({ items: [corrupt] }))
+  const history = await kube.releaseHistory('shop', 'app')
+  expect(history).toEqual({ refused: { status: 0, body: expect.stringContaining('could not be decoded') } })
+  expect(JSON.stringify(history)).not.toContain('hunter22')
+})
