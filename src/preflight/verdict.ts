@@ -39,8 +39,11 @@ export type VerdictKind = Verdict['kind']
 /** The verdicts that make an upgrade fail. */
 export const FAILING: ReadonlySet<VerdictKind> = new Set(['immutable', 'conflict', 'denied', 'invalid', 'not-served', 'not-owned', 'exists'])
 
-/** Pre clears a rendered Job the upgrade cannot write (deletes it; the upgrade then creates it anew); a left-over hook Job too, with include-hooks. */
-const CLEARED_BY_PRE: ReadonlySet<VerdictKind> = new Set(['immutable', 'conflict', 'exists'])
+/**
+ * Pre clears a rendered Job the upgrade cannot write (deletes it; the upgrade then creates it anew).
+ * Not a left-over hook (`exists`): pre compares it with its rendering and keeps it when they are the same.
+ */
+const CLEARED_BY_PRE: ReadonlySet<VerdictKind> = new Set(['immutable', 'conflict'])
 
 /** The write Helm makes for one object: create, server-side apply, or a (strategic or JSON merge) patch. */
 export type Write = 'create' | 'apply' | 'patch' | 'none'
