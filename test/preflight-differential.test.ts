@@ -26,8 +26,13 @@ const tally: { scenario: string; agrees: boolean }[] = []
 
 /** Whether helm did what the scenario says it does on this set; undefined when it did. */
 function helmDidNot(expected: Outcome, run: ScenarioRun): string | undefined {
-  if (expected === 'applies') return run.upgrade.code === 0 ? undefined : 'helm upgrade was to apply on this set, and failed'
-  if (run.upgrade.code === 0) return `helm upgrade was to fail on this set (${expected}), and applied`
+  const failed = run.upgrade.code !== 0
+  if (expected === 'applies') return failed ? 'helm upgrade was to apply on this set, and failed' : undefined
+  if (!(expected instanceof RegExp)) {
+    if (failed) return `helm upgrade was to apply with a warning on this set (${expected.warns}), and failed`
+    return expected.warns.test(run.upgrade.stderr) ? undefined : `helm upgrade applied on this set, but warned nothing like ${expected.warns}`
+  }
+  if (!failed) return `helm upgrade was to fail on this set (${expected}), and applied`
   return expected.test(run.upgrade.stderr) ? undefined : `helm upgrade failed on this set, but not with ${expected}`
 }
 
@@ -45,19 +50,42 @@ function report(run: ScenarioRun, problems: string[]): string {
   return parts.join('\n')
 }
 
+/** DIFFERENTIAL_RECORD=<file>: one JSON line per scenario (what preflight said of each object it fails or leaves to pre, Helm's error), for a work list. */
+function record(file: string, scenario: DiffScenario, run: ScenarioRun): void {
+  let rows: string[]
+  try {
+    const json = JSON.parse(run.preflight.stdout) as {
+      objects?: { kind: string; name: string; reason: string; failsUpgrade?: boolean; clearedByPre?: boolean }[]
+    }
+    rows = (json.objects ?? [])
+      .filter((o) => o.failsUpgrade || o.clearedByPre)
+      .map((o) => `${o.clearedByPre ? 'cleared by pre' : 'fails'} ${o.kind} ${o.name}: ${o.reason}`)
+  } catch {
+    rows = [`no JSON (exit ${run.preflight.code}): ${run.preflight.stderr.trim().split('\n')[0]}`]
+  }
+  const line = {
+    scenario: scenario.name,
+    helm: helmMajor(),
+    agrees: run.agreement.agrees,
+    why: run.agreement.why,
+    wouldApply: run.says?.wouldApply,
+    rows,
+    blocks: run.says?.blocks,
+    pre: run.pre?.code,
+    upgrade: run.upgrade.code,
+    helmError: run.upgrade.stderr.replace(/^level=.*\n/gm, '').trim()
+  }
+  appendFileSync(file, `${JSON.stringify(line)}\n`)
+}
+
 async function check(env: GroupEnv, scenario: DiffScenario): Promise<void> {
   const run = await runScenario(env, scenario)
   tally.push({ scenario: scenario.name, agrees: run.agreement.agrees })
-  // DIFFERENTIAL_RECORD=<file>: one JSON line per scenario (verdicts, Helm's error), for a work list.
-  const record = process.env.DIFFERENTIAL_RECORD
-  if (record)
-    appendFileSync(
-      record,
-      `${JSON.stringify({ scenario: scenario.name, helm: helmMajor(), agrees: run.agreement.agrees, why: run.agreement.why, preflight: run.says, preflightExit: run.preflight.code, pre: run.pre?.code, upgrade: run.upgrade.code, stderr: run.upgrade.stderr.replace(/^level=.*\n/gm, '').trim() })}\n`
-    )
+  if (process.env.DIFFERENTIAL_RECORD) record(process.env.DIFFERENTIAL_RECORD, scenario, run)
   const problems = run.agreement.agrees ? [] : [`preflight disagrees with helm upgrade: ${run.agreement.why.join('; ')}`]
   const helm = helmDidNot(scenario.helm[helmMajor()], run)
   if (helm) problems.push(`scenario: ${helm}`)
+  if (run.appliedWrong) problems.push(`scenario: helm upgrade applied, but ${run.appliedWrong}`)
   if (problems.length > 0) throw new Error(report(run, problems))
 }
 

@@ -11,12 +11,12 @@ import { batchApi, createNamespace, deleteNamespace, eventually, jobCondition, t
 import { runCli, type CliRun } from '../bin.ts'
 import { createDecoys, missingDecoys, type Decoy } from '../decoys.ts'
 import { agreement, readPreflight, type Agreement, type PreflightSays } from './agreement.ts'
-import { helmAsync } from './commands.ts'
+import { helmAsync, kubectlOk } from './commands.ts'
 
 export type Values = Record<string, unknown>
 
-/** What helm upgrade does on a set, found by running it: applies, or fails with an error matching the pattern. */
-export type Outcome = 'applies' | RegExp
+/** What helm upgrade does on a set, found by running it: applies (with a warning matching `warns`), or fails with an error matching the pattern. */
+export type Outcome = 'applies' | { warns: RegExp } | RegExp
 
 /** A chart: templates/ (and crds/) as file name → text. */
 export interface ChartFiles {
@@ -93,6 +93,8 @@ export interface DiffScenario {
   firstInstall?: boolean
   /** What helm upgrade does on each set (Helm 3 on the oldest, Helm 4 on the newest), found by running it. */
   helm: Record<3 | 4, Outcome>
+  /** Once helm upgrade applied: what the cluster must then hold, which shows the change was the one named (a problem, or undefined). */
+  applied?: (env: GroupEnv, release: Release) => Promise<string | undefined>
 }
 
 export interface Group {
@@ -171,6 +173,8 @@ export interface ScenarioRun {
   pre?: CliRun
   upgrade: CommandResult
   agreement: Agreement
+  /** What `applied` found wrong after an upgrade that applied. */
+  appliedWrong?: string
 }
 
 export async function runScenario(env: GroupEnv, scenario: DiffScenario): Promise<ScenarioRun> {
@@ -192,5 +196,14 @@ export async function runScenario(env: GroupEnv, scenario: DiffScenario): Promis
   const pre = says && says.cleared.length > 0 ? await runCli(['pre', '--manifest', manifest, '--namespace', env.ns, '--release', release.name]) : undefined
   const upgrade = await release.helm('upgrade', values, ...(scenario.firstInstall ? ['--install'] : []))
   const agreed = says ? agreement(says, upgrade) : { agrees: false, why: [unreadable as string] }
-  return { preflight, says, pre, upgrade, agreement: agreed }
+  const appliedWrong = upgrade.code === 0 ? await scenario.applied?.(env, release) : undefined
+  return { preflight, says, pre, upgrade, agreement: agreed, appliedWrong }
+}
+
+/** For `applied`: the live field at `path` (kubectl's jsonpath) of the object in the group's namespace must read `expected`. */
+export function reads(kind: string, name: string, path: string, expected: string): NonNullable<DiffScenario['applied']> {
+  return async (env) => {
+    const live = (await kubectlOk('get', kind, name, '-n', env.ns, '-o', `jsonpath={${path}}`)).trim()
+    return live === expected ? undefined : `${kind} ${name} has ${path} = '${live}', not '${expected}'`
+  }
 }

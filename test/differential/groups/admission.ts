@@ -1,6 +1,7 @@
 // Writes the API server refuses for what they are, not for a field's history: a
 // ValidatingAdmissionPolicy (in-process, no webhook server) that denies a ConfigMap with flag=off
-// in the group's namespace, and kinds the cluster does not serve.
+// in the group's namespace, and kinds the cluster does not serve. No admission webhook: the tests
+// have no webhook server to run one (test/manifest.test.ts registers an unreachable one inline).
 import { eventually } from '../../cluster/testenv.ts'
 import { kubectlAsync, kubectlOk, kubectlWith } from '../commands.ts'
 import type { Group, GroupEnv } from '../harness.ts'

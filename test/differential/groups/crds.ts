@@ -6,7 +6,7 @@
 // the CRD no longer serves; and a first install of a chart with a crds/ directory.
 import { eventually } from '../../cluster/testenv.ts'
 import { kubectlAsync, kubectlOk, kubectlWith } from '../commands.ts'
-import type { Group, GroupEnv } from '../harness.ts'
+import { reads, type Group, type GroupEnv } from '../harness.ts'
 
 const apiGroup = (env: GroupEnv, prefix = 'g'): string => `${prefix}${env.runId}.differential.test`
 
@@ -153,5 +153,12 @@ export const crdsDirectory: Group = {
   teardown: async (env) => {
     await kubectlOk('delete', 'crd', '--ignore-not-found', '--wait=false', thingCrdName(env))
   },
-  scenarios: [{ name: 'helm template --include-crds, then helm upgrade --install', firstInstall: true, helm: { 3: 'applies', 4: 'applies' } }]
+  scenarios: [
+    {
+      name: 'helm template --include-crds, then helm upgrade --install',
+      firstInstall: true,
+      helm: { 3: 'applies', 4: 'applies' },
+      applied: (env, release) => reads(thingCrdName(env), 'fresh-thing', '.spec.size', '1')(env, release)
+    }
+  ]
 }

@@ -2,7 +2,7 @@
 // new Job, and Jobs outside pre's scope: one another controller runs (spec.managedBy) and one in
 // another namespace than pre's. Last, a Job another field manager changed (a conflict for Helm 4).
 import { kubectlOk } from '../commands.ts'
-import type { Group } from '../harness.ts'
+import { reads, type Group } from '../harness.ts'
 
 const job = (name: string, image: string, extra = ''): string => `apiVersion: batch/v1
 kind: Job
@@ -59,7 +59,9 @@ export const jobs: Group = {
     {
       name: "a Job's pod template (pre clears it, then the upgrade applies)",
       values: { migrateImage: 'example.invalid/migrate:2' },
-      helm: { 3: 'applies', 4: 'applies' }
+      helm: { 3: 'applies', 4: 'applies' },
+      // The Job was created anew: a pod template cannot change in place.
+      applied: reads('job', 'app-migrate', '.spec.template.spec.containers[0].image', 'example.invalid/migrate:2')
     },
     { name: 'control: a new Job', values: { seed: true }, helm: { 3: 'applies', 4: 'applies' } },
     {
