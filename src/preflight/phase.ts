@@ -32,7 +32,12 @@ export async function checkRendered(client: ManifestClient, settings: Settings, 
     checkRelease(client, rendered.objects, { namespace, release: settings.scope.release, concurrency: settings.concurrency })
   )
   console.info(`Writes: ${checked.mode.why}`)
-  return { namespace, ...checked, verdicts: withRemedies(checked.verdicts, settings.recreateStatefulSets), hooks: rendered.hooks }
+  return {
+    namespace,
+    ...checked,
+    verdicts: withRemedies(checked.verdicts, settings.recreateStatefulSets),
+    hooks: rendered.hooks.map((h) => `${h.kind}/${h.metadata?.name}`)
+  }
 }
 
 /** Writes <logs-dir>/job-sweeper-preflight.json (0600), every object and its verdict, and returns its path. */

@@ -1,14 +1,21 @@
-// The objects of a rendered release (helm template output, or any multi-document YAML) that the
-// upgrade writes: every document with an apiVersion, a kind and a name, except Helm's hooks, which
-// Helm creates at their hook (deleting the old one first, by their delete policy), never patches.
-import { loadAll } from 'js-yaml'
+// The objects of a rendered release (helm template output, Helm's --dry-run output, or any
+// multi-document YAML), read as Helm reads them (helm-yaml.ts), sorted as the upgrade treats them:
+// the objects it writes; Helm's hooks, which it creates at their hook (deleting the old one first,
+// by their delete policy), never patches; and the files of a chart's crds/ directory, which Helm
+// creates on install when missing and never upgrades (helm template prints them with --include-crds).
 import type { KubeObject } from '../kube/manifest-client.ts'
+import { renderedDocuments, type Renderer } from './helm-output.ts'
 
-/** Objects the upgrade writes, and the hooks left out of the check. */
+/** A rendered release's documents, by how the upgrade treats them. */
 export interface RenderedRelease {
+  /** Objects the upgrade writes. */
   objects: KubeObject[]
-  /** `Kind/name` of each hook left out. */
-  hooks: string[]
+  /** Helm's hooks (annotation helm.sh/hook), left out of the check. */
+  hooks: KubeObject[]
+  /** Documents of a chart's crds/ directory (`# Source: <chart>/crds/…`); a CRD under templates/ is one of the objects. */
+  crds: KubeObject[]
+  /** What printed the text. */
+  renderer: Renderer
 }
 
 const isObject = (doc: unknown): doc is KubeObject =>
@@ -18,19 +25,23 @@ const isObject = (doc: unknown): doc is KubeObject =>
   typeof (doc as KubeObject).kind === 'string' &&
   typeof (doc as KubeObject).metadata?.name === 'string'
 
-/** The release's objects in a multi-document YAML text; throws on YAML that does not parse. */
+// Helm names a crds/ file by the chart's path (ChartFullPath: `parent/charts/sub`) and the file's.
+const CRDS_SOURCE = /^[^/\\]+(?:[/\\]charts[/\\][^/\\]+)*[/\\]crds[/\\]/
+
+/** The release's objects in a manifest text; throws on YAML that Helm would not read. */
 export function renderedRelease(text: string): RenderedRelease {
-  const objects: KubeObject[] = []
-  const hooks: string[] = []
-  for (const doc of loadAll(text)) {
+  const { renderer, documents } = renderedDocuments(text)
+  const release: RenderedRelease = { objects: [], hooks: [], crds: [], renderer }
+  for (const { value, source } of documents) {
     // A `kind: List` (kubectl's output) holds its objects in items.
-    const list = doc as { kind?: unknown; items?: unknown } | null
-    const docs = list?.kind === 'List' && Array.isArray(list.items) ? (list.items as unknown[]) : [doc]
+    const list = value as { kind?: unknown; items?: unknown }
+    const docs = list.kind === 'List' && Array.isArray(list.items) ? (list.items as unknown[]) : [value]
     for (const d of docs) {
       if (!isObject(d)) continue
-      if (d.metadata?.annotations?.['helm.sh/hook'] !== undefined) hooks.push(`${d.kind}/${d.metadata?.name}`)
-      else objects.push(d)
+      if (source !== undefined && CRDS_SOURCE.test(source)) release.crds.push(d)
+      else if (d.metadata?.annotations?.['helm.sh/hook'] !== undefined) release.hooks.push(d)
+      else release.objects.push(d)
     }
   }
-  return { objects, hooks }
+  return release
 }

@@ -31,7 +31,7 @@ test('phase preflight without manifest is bad usage, naming both', () => {
 test('phase preflight reads every object of the manifest, hooks apart; so does pre, unless its preflight is off', () => {
   const s = parse({ phase: 'preflight', manifest: 'rendered.yaml' })
   expect(s.manifestObjects?.objects.map((o) => `${o.kind}/${o.metadata?.name}`)).toEqual(['StatefulSet/db', 'Service/db'])
-  expect(s.manifestObjects?.hooks).toEqual(['Job/hook'])
+  expect(s.manifestObjects?.hooks.map((o) => `${o.kind}/${o.metadata?.name}`)).toEqual(['Job/hook'])
   const pre = parse({ phase: 'pre', manifest: 'rendered.yaml' })
   expect([pre.preflightGate, pre.manifestObjects?.objects.length]).toEqual(['fail', 2])
   expect(parse({ phase: 'pre', manifest: 'rendered.yaml', preflight: 'WARN' }).preflightGate).toBe('warn')
