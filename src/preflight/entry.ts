@@ -25,7 +25,7 @@ export async function preflightCli(settings: Settings, json: boolean, out: (text
   if (json) {
     const objects = result.verdicts.map((v) => ({ ...v, reason: reasonOf(v.verdict), failsUpgrade: failsUpgrade(v) }))
     out(
-      `${JSON.stringify({ phase: 'preflight', namespace: result.namespace, wouldApply: !failed, headline: headline(result), mode: result.mode, objects, blocked: result.blocked, hooks: result.hooks, warnings: result.warnings, 'report-file': file, 'api-requests': result.apiRequests }, null, 2)}\n`
+      `${JSON.stringify({ phase: 'preflight', namespace: result.namespace, wouldApply: !failed, headline: headline(result), mode: result.mode, renderer: result.renderer, objects, blocked: result.blocked, hooks: result.hooks, warnings: result.warnings, 'report-file': file, 'api-requests': result.apiRequests }, null, 2)}\n`
     )
   } else out(`${renderPreflightText(result)}\nReport: ${file ?? 'not written'}\n`)
   return failed ? 1 : 0

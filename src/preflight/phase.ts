@@ -7,6 +7,7 @@ import { KubeJobsClient } from '../kube/client.ts'
 import { loadKubeConfig } from '../kube/kubeconfig.ts'
 import type { ManifestClient } from '../kube/manifest-client.ts'
 import type { Console, PhaseOptions } from '../report/console.ts'
+import type { RenderedRelease } from '../settings/rendered-release.ts'
 import type { Settings } from '../settings/settings.ts'
 import { checkRelease } from './check.ts'
 import type { PreflightResult } from './report.ts'
@@ -26,14 +27,23 @@ export async function runPreflight(settings: Settings, options: Pick<PhaseOption
 
 /** The rendered release checked through `client`, with the remedies the settings choose marked; shared with pre's gate (gate.ts). */
 export async function checkRendered(client: ManifestClient, settings: Settings, console: Console): Promise<PreflightResult> {
-  const rendered = settings.manifestObjects ?? { objects: [], hooks: [] }
+  const rendered: RenderedRelease = settings.manifestObjects ?? { objects: [], hooks: [], crds: [], renderer: 'yaml' }
   const namespace = settings.namespace ?? client.defaultNamespace
   const checked = await console.group(`Preflight: ${rendered.objects.length} object(s) of the rendered release`, () =>
-    checkRelease(client, rendered.objects, { namespace, release: settings.scope.release, concurrency: settings.concurrency })
+    checkRelease(client, rendered.objects, {
+      namespace,
+      release: settings.scope.release,
+      concurrency: settings.concurrency,
+      hooks: rendered.hooks,
+      crds: rendered.crds,
+      preScope: { namespace, ...settings.scope, includeHooks: settings.includeHooks }
+    })
   )
   console.info(`Writes: ${checked.mode.why}`)
   return {
     namespace,
+    release: settings.scope.release,
+    renderer: rendered.renderer,
     ...checked,
     verdicts: withRemedies(checked.verdicts, settings.recreateStatefulSets),
     hooks: rendered.hooks.map((h) => `${h.kind}/${h.metadata?.name}`)

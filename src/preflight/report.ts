@@ -1,6 +1,7 @@
 // The preflight's result in words: a headline, then one row per object that matters, failing
 // objects first; unchanged objects are counted (the report file and --json list them). Pure.
 import { escapeMarkdown } from '../report/markdown.ts'
+import type { Renderer } from '../settings/helm-output.ts'
 import type { ReleaseMode } from './mode.ts'
 import { failsUpgrade, reasonOf, recreatedByPre, recreatedPods, type ObjectVerdict } from './verdict.ts'
 
@@ -13,6 +14,8 @@ export interface PreflightResult {
   blocked: string[]
   /** The release checked, if given. */
   release?: string
+  /** What rendered the manifest, as far as its text tells. */
+  renderer?: Renderer
   /** Helm hooks of the manifest, left out (Helm creates them at their hook). */
   hooks: string[]
   warnings: string[]
@@ -81,12 +84,29 @@ export function headline(r: PreflightResult): string {
   return `helm upgrade would apply${done.length > 0 ? ` once pre has ${done.join(' and ')}` : ''} (${counts})`
 }
 
+/**
+ * What rendered the manifest, and whether that can be what the upgrade writes: only the upgrade's
+ * own rendering runs `lookup` against the cluster, with `.Release.IsUpgrade` and its capabilities.
+ */
+export function renderedWords(renderer: Renderer | undefined): string {
+  switch (renderer) {
+    case undefined:
+      return 'not given'
+    case 'helm template':
+      return 'helm template: lookup returned nothing and .Release.IsUpgrade was false (unless --is-upgrade), so a chart that uses them, or random values, renders otherwise in the upgrade; helm upgrade --install --dry-run=server renders what it writes'
+    case 'yaml':
+      return 'plain YAML (neither helm template nor a Helm dry run): checked as the upgrade would write it'
+    default:
+      return renderer.endsWith('--dry-run') ? `${renderer}: the upgrade's own rendering` : `${renderer} output: checked as given`
+  }
+}
+
 // Terminal control characters from the cluster must not reach the terminal.
 // eslint-disable-next-line no-control-regex
 const clean = (text: string): string => text.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '?').replace(/\n/g, ' ')
 
 export function renderPreflightText(r: PreflightResult): string {
-  const lines = ['job-sweeper preflight', '=====================', clean(headline(r)), `Writes: ${clean(r.mode.why)}`]
+  const lines = ['job-sweeper preflight', '=====================', clean(headline(r)), `Writes: ${clean(r.mode.why)}`, `Rendered: ${renderedWords(r.renderer)}`]
   const rows = preflightRows(r)
   if (rows.length > 0) {
     const markWidth = Math.max(...rows.map((row) => row.mark.length))
@@ -100,7 +120,15 @@ export function renderPreflightText(r: PreflightResult): string {
 
 export function renderPreflightMarkdown(r: PreflightResult): string {
   const icon = preflightFailed(r) ? '❌' : '✅'
-  const lines = [`## job-sweeper preflight`, '', `${icon} ${escapeMarkdown(headline(r))}`, '', `Writes: ${escapeMarkdown(r.mode.why)}`]
+  const lines = [
+    `## job-sweeper preflight`,
+    '',
+    `${icon} ${escapeMarkdown(headline(r))}`,
+    '',
+    `Writes: ${escapeMarkdown(r.mode.why)}`,
+    '',
+    `Rendered: ${escapeMarkdown(renderedWords(r.renderer))}`
+  ]
   const rows = preflightRows(r)
   if (rows.length > 0) {
     lines.push('', '| Verdict | Object | Reason |', '| --- | --- | --- |')

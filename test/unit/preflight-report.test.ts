@@ -65,3 +65,23 @@ test('failing objects first, then cleared Jobs, warnings and changes; unchanged 
   // Escaped for Markdown: brackets and pipes from the cluster are text.
   expect(renderPreflightMarkdown(r)).toContain('spec.volumeClaimTemplates&#91;data&#93;.spec.resources.requests.storage: 1Gi → 2Gi')
 })
+
+test('a blocked release fails the preflight with a first row naming the release, even with every object unchanged', () => {
+  const r = {
+    ...result([unchanged]),
+    release: 'app',
+    blocked: ['another operation (install/upgrade/rollback) is in progress: revision 3 of app is pending-upgrade']
+  }
+  expect(preflightFailed(r)).toBe(true)
+  expect(headline(r)).toMatch(/^helm upgrade would fail before writing any object: Helm refuses the release/)
+  expect(preflightRows(r)[0]).toEqual({ mark: 'fails', object: 'release app', reason: r.blocked[0] })
+  // The control: the same result without the block applies.
+  expect(preflightFailed({ ...r, blocked: [] })).toBe(false)
+})
+
+test('the report says what rendered the manifest, and when that cannot be what the upgrade writes', () => {
+  expect(renderPreflightText({ ...result([]), renderer: 'helm template' })).toContain('Rendered: helm template: lookup returned nothing')
+  expect(renderPreflightMarkdown({ ...result([]), renderer: 'helm upgrade --install --dry-run' })).toContain(
+    'Rendered: helm upgrade --install --dry-run: the upgrade&#39;s own rendering'
+  )
+})
