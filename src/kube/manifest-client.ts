@@ -10,22 +10,9 @@ import { gunzip } from 'node:zlib'
 import { apiErrorMessage, statusCode } from './errors.ts'
 import type { Call, DeleteResult, Precondition, Send } from './objects.ts'
 import { ApiError, seg } from './rest.ts'
+import type { KubeObject } from '../settings/kube-object.ts'
 
-/** Any Kubernetes object, as plain JSON. */
-export interface KubeObject {
-  apiVersion?: string
-  kind?: string
-  metadata?: {
-    name?: string
-    namespace?: string
-    annotations?: Record<string, string>
-    labels?: Record<string, string>
-    resourceVersion?: string
-    managedFields?: { manager?: string; operation?: string; subresource?: string }[]
-    [key: string]: unknown
-  }
-  [key: string]: unknown
-}
+export type { KubeObject }
 
 /** The REST resource that serves a kind in one API version. */
 export interface ApiResource {

@@ -3,7 +3,7 @@
 // the objects it writes; Helm's hooks, which it creates at their hook (deleting the old one first,
 // by their delete policy), never patches; and the files of a chart's crds/ directory, which Helm
 // creates on install when missing and never upgrades (helm template prints them with --include-crds).
-import type { KubeObject } from '../kube/manifest-client.ts'
+import type { KubeObject } from './kube-object.ts'
 import { renderedDocuments, type Renderer } from './helm-output.ts'
 
 /** A rendered release's documents, by how the upgrade treats them. */

@@ -39,3 +39,15 @@ test('a file on no floor is named, so that a new folder gets its place', async (
   const messages = await layerMessages('src/helpers/example.ts', "import { cut } from '../text/shorten.ts'\nexport const c = cut\n")
   expect(messages).toEqual([expect.stringContaining('helpers/example.ts is on no floor: add it to FLOORS in scripts/eslint-layers.js')])
 })
+
+test('no circle of imports between the folders of src/, type imports included; a circle is named', async () => {
+  const { importCircle, srcImportGraph } = await import('../../scripts/eslint-layers.js')
+  expect(importCircle(srcImportGraph())).toBeUndefined()
+  // The control: the circle preflight and run.ts made (a type import one way, a value import back).
+  const edges = new Map([
+    ['run.ts', new Set(['preflight', 'kube'])],
+    ['preflight', new Set(['kube', 'run.ts'])],
+    ['kube', new Set(['settings'])]
+  ])
+  expect(importCircle(edges)).toBe('preflight → run.ts → preflight')
+})
