@@ -97,7 +97,7 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv = proces
 
 const COMMON = `Scope (at least one; a Job must match all given):
   --release NAME          Jobs Helm owns for this release
-  --manifest FILE         Jobs named in rendered manifests (helm template output)
+  --manifest FILE         Jobs named in rendered manifests (helm template, or helm upgrade --dry-run=server output)
   --selector SELECTOR     label selector
   --jobs NAMES            Job names, comma separated
 
@@ -190,10 +190,12 @@ Retention:
                           take (default 10m)`,
   preflight: `Usage: job-sweeper preflight --manifest FILE [flags]
 
-Will helm upgrade apply? Checks every object of the rendered release (helm template output; Helm
-hooks apart) against the live cluster by a dry run of the write the upgrade will make: a create
-for a new object, Helm 4's server-side apply (field manager helm, no force) when the release was
-applied server-side, else a patch. Changes nothing. Exit 0 when the upgrade would apply once pre
+Will helm upgrade apply? Reads the release as Helm does (a pending operation, the previous
+revision's kinds), then checks every object of the rendered release (helm upgrade --install
+--dry-run=server output, which is what the upgrade writes, or helm template's) against the live
+cluster by a dry run of the write the upgrade will make: Helm 4's server-side apply (field manager
+helm, no force) when the release was applied server-side, else a create or Helm 3's patch; an
+object new to the release must be its own, and a hook an earlier run left is named. Changes nothing. Exit 0 when the upgrade would apply once pre
 has cleared the Jobs it clears (listed as such), 1 when it would fail (failing objects first).
 
   --manifest FILE         the rendered release (required)

@@ -7,7 +7,7 @@ export type Verdict =
   /** The write changes nothing. */
   | { kind: 'unchanged' }
   /**
-   * The object is new to the cluster: the upgrade creates it, and the dry-run create passed.
+   * The object is new to the cluster: the upgrade creates it, and the dry run of that (a create, or Helm 4's apply) passed.
    * `after`: it could not be dry-run yet, since what it needs comes first (its CRD, from the chart's crds/).
    */
   | { kind: 'new'; after?: string }
@@ -127,7 +127,7 @@ export function reasonOf(v: Verdict): string {
     case 'unchanged':
       return 'unchanged'
     case 'new':
-      return v.after ? `new: the upgrade creates it after ${v.after}` : 'new: the upgrade creates it (the dry-run create passed)'
+      return v.after ? `new: the upgrade creates it after ${v.after}` : 'new: the upgrade creates it (its dry run passed)'
     case 'changes':
       return cut(`changes: ${list(v.paths)}`)
     case 'immutable':

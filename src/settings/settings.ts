@@ -53,7 +53,7 @@ export const MAX_CONCURRENCY = 64
 export interface Scope {
   /** Helm release name: Jobs annotated meta.helm.sh/release-name (and release-namespace). */
   release?: string
-  /** Path of rendered manifests (helm template output): the Jobs named there. */
+  /** Path of rendered manifests (helm template or Helm's --dry-run output): the Jobs named there. */
   manifest?: string
   /** Label selector, checked with the API server's grammar, passed to it as is. */
   selector?: string
@@ -244,7 +244,7 @@ function parseManifest<T>(path: string, env: NodeJS.ProcessEnv, files: SettingsF
   try {
     return parse(text)
   } catch (e) {
-    throw new SettingsError(`Invalid ${INPUT.manifest} '${path}': expected YAML (helm template output); ${(e as Error).message.split('\n')[0]}`)
+    throw new SettingsError(`Invalid ${INPUT.manifest} '${path}': expected YAML (helm template, or helm upgrade --dry-run=server output); ${(e as Error).message.split('\n')[0]}`)
   }
 }
 

@@ -177,7 +177,7 @@ test('the manifest is read and parsed with the settings: its batch/v1 Jobs are k
   const s = parse({ manifest: '~/rendered.yaml' }, { HOME: '/home/u' }, files({ '/home/u/rendered.yaml': manifest }))
   expect(s.manifestJobs?.map((j) => j.metadata?.name)).toEqual(['app-migrate', 'app-seed'])
   expect(() => parse({ manifest: '/bad.yaml' }, {}, files({ '/bad.yaml': 'kind: Job\n  name: [unclosed' }))).toThrow(
-    "Invalid manifest '/bad.yaml': expected YAML (helm template output); "
+    "Invalid manifest '/bad.yaml': expected YAML (helm template, or helm upgrade --dry-run=server output); "
   )
 })
 
