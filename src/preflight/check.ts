@@ -1,12 +1,15 @@
-// Checks every object of a rendered release against the live cluster, each by a dry run of the
-// write the upgrade will make: a create for an object new to the cluster, Helm 4's server-side
-// apply as field manager `helm` without force, or (a client-side release) Helm 3's three-way patch
-// from the previous revision's manifest. Bounded concurrency: reads first (the release mode may
-// depend on them), then the writes.
+// Checks a rendered release against the live cluster as `helm upgrade` will meet it: the release
+// first (a pending operation, the previous revision's kinds: mode.ts, previous.ts), then each
+// object by a dry run of the write the upgrade will make (Helm 4's server-side apply as field
+// manager `helm` without force; or a create, or Helm 3's three-way patch from the previous
+// revision, a JSON merge patch for custom resources), after the ownership check Helm makes of an
+// object new to the release; then the hooks an earlier run left and, on an install, the crds/
+// CRDs. Bounded concurrency: reads first (the release mode may depend on them), then the writes.
 import { generate as jsonMergePatch } from 'json-merge-patch'
 import PQueue from 'p-queue'
-import type { ApiResource, KubeObject, ManifestClient, PatchType, ReadAnswer } from '../kube/manifest-client.ts'
+import type { KubeObject, ManifestClient, PatchType } from '../kube/manifest-client.ts'
 import { classifyAccepted, classifyRefusal } from './classify.ts'
+import { liveReader, look, readEach, type Looked } from './look.ts'
 import { failedJob, hooksToCheck, leftOverWhy, upgradeEvents } from './hooks.ts'
 import { decideMode, HELM_FIELD_MANAGER, type ReleaseMode } from './mode.ts'
 import { patchSchemaOf, type OpenApiDocument, type PatchSchema } from './patch-schema.ts'
@@ -36,58 +39,6 @@ export interface CheckResult {
   /** Why Helm refuses the upgrade before it writes any object (a pending revision, a previous revision it cannot build). */
   blocked: string[]
   warnings: string[]
-}
-
-/** One object, resolved and read. */
-interface Looked {
-  object: KubeObject
-  resource?: ApiResource
-  namespace?: string
-  read?: ReadAnswer
-  verdict?: Verdict
-}
-
-/** From this many objects of one kind in one namespace, one list reads them all instead of a GET each. */
-const LIST_FROM = 10
-
-type Read = (resource: ApiResource, namespace: string | undefined, name: string) => Promise<ReadAnswer>
-
-/**
- * Reads the live objects: a kind the release has many of in a namespace by one paged list (a
- * release of 300 objects needs a handful of requests, not 300), the others by a GET each. A list
- * the credentials may not make (a Role may grant get alone) falls back to the GETs.
- */
-function liveReader(client: ManifestClient, objects: KubeObject[], defaultNamespace: string): Read {
-  const group = (apiVersion: string, kind: string, namespace: string | undefined): string => `${apiVersion} ${kind} ${namespace ?? ''}`
-  const names = new Map<string, Set<string>>()
-  for (const o of objects) {
-    const key = group(o.apiVersion ?? '', o.kind ?? '', o.metadata?.namespace ?? defaultNamespace)
-    names.set(key, (names.get(key) ?? new Set()).add(o.metadata?.name ?? ''))
-  }
-  const lists = new Map<string, Promise<{ found: Map<string, KubeObject> } | { refused: unknown }>>()
-  return async (resource, namespace, name) => {
-    const key = group(resource.apiVersion, resource.kind, namespace ?? defaultNamespace)
-    const wanted = names.get(key)
-    if (!wanted || wanted.size < LIST_FROM) return client.read(resource, namespace, name)
-    let list = lists.get(key)
-    if (!list) {
-      list = client.listNamed(resource, namespace, wanted)
-      lists.set(key, list)
-    }
-    const listed = await list
-    if (!('found' in listed)) return client.read(resource, namespace, name)
-    const found = listed.found.get(name)
-    return found ? { found } : { absent: true }
-  }
-}
-
-async function look(client: ManifestClient, readLive: Read, object: KubeObject, defaultNamespace: string): Promise<Looked> {
-  const resource = await client.resourceFor(object.apiVersion ?? '', object.kind ?? '')
-  if (resource === 'not-served') return { object, verdict: { kind: 'not-served', what: `${object.kind} in ${object.apiVersion}` } }
-  const namespace = resource.namespaced ? (object.metadata?.namespace ?? defaultNamespace) : undefined
-  const read = await readLive(resource, namespace, object.metadata?.name ?? '')
-  if ('refused' in read) return { object, resource, namespace, read, verdict: classifyRefusal(read.refused, undefined, object) }
-  return { object, resource, namespace, read }
 }
 
 /**
@@ -238,7 +189,7 @@ async function crdsFirst(client: ManifestClient, crds: KubeObject[], mode: Relea
   const verdicts: ObjectVerdict[] = []
   const kinds = new Map<string, string>()
   for (const crd of crds) {
-    const looked = await run(() => look(client, (r, ns, n) => client.read(r, ns, n), crd, options.namespace))
+    const looked = await run(() => look(client, readEach(client), crd, options.namespace))
     if (looked.read && 'found' in looked.read) continue
     const { write, verdict } = await run(() => dryRun(client, looked, mode, { schema: async () => undefined }, options))
     verdicts.push(objectVerdict(looked, write, verdict, options))
@@ -306,7 +257,7 @@ export async function checkRelease(client: ManifestClient, objects: KubeObject[]
   const hookVerdicts = await Promise.all(
     hooks.map((h) =>
       run(async () => {
-        const l = await look(client, (r, ns, n) => client.read(r, ns, n), h, options.namespace)
+        const l = await look(client, readEach(client), h, options.namespace)
         const found = await leftOverHook(client, l, mode, install)
         return found ? [objectVerdict(l, found.write, found.verdict, options, upgradeEvents(h, install))] : []
       })
