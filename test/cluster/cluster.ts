@@ -1,6 +1,7 @@
 // A real local Kubernetes control plane for tests and the demo: etcd, kube-apiserver,
 // kube-controller-manager (job, TTL-after-finished, garbage-collector and namespace controllers),
-// kube-scheduler and kwok (a fake node that runs Job pods to completion), all on 127.0.0.1.
+// kube-scheduler and kwok (a fake node that runs Job pods to completion), all on 127.0.0.1, and
+// an S3 server (versitygw, s3.ts) for the logs job-sweeper saves.
 //
 // The model is controller-runtime's envtest: free ports, a temp dir, readiness checks. Unlike
 // envtest it also runs the controllers and a node, because job-sweeper's behaviour depends on
@@ -11,7 +12,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { BatchV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node'
-import { freePort, isAlive, logTail, startProcess, stopProcesses, waitFor } from './processes.ts'
+import { freePort, isAlive, logTail, recordedPid, startProcess, stopProcesses, waitFor } from './processes.ts'
+import { S3_SERVER, s3Env, startS3Server, type S3Server } from './s3.ts'
 import { FAKE_NODE_NAME, fakeNode, kwokConfig } from './kwok.ts'
 import { apiServerCertFile, apiServerPid, apiServerCommand, httpsOk, startApiServer, waitForApiServer } from './apiserver.ts'
 
@@ -31,11 +33,18 @@ export interface Cluster {
   version: string
   /** Helm version of `binDir`'s helm (v3.x or v4.x). */
   helmVersion: string
+  /** The S3 server (versitygw): endpoint, bucket, and the files holding its credentials. */
+  s3: S3Server
 }
 
 /** The binary cache of the selected set of versions (versions.sh, JOB_SWEEPER_VERSIONS). */
 export function binDir(): string {
   return execFileSync(join(here, 'build.sh'), ['--print'], { encoding: 'utf8' }).trim()
+}
+
+/** The directory of versitygw's binary, shared by both sets (keyed by its own version). */
+export function s3BinDir(): string {
+  return execFileSync(join(here, 'build.sh'), ['--print-s3'], { encoding: 'utf8' }).trim()
 }
 
 /** The selected set of pinned versions, as versions.sh resolves it for JOB_SWEEPER_VERSIONS. */
@@ -200,6 +209,9 @@ export async function startCluster(dir: string, log: (line: string) => void = ()
       { KWOK_WORKDIR: join(dir, 'kwok') }
     )
     step('controllers, scheduler and kwok started')
+    // Meanwhile (the controllers start in the background), the S3 server.
+    const s3 = await startS3Server(dir, s3BinDir())
+    step(`versitygw ready at ${s3.endpoint}, bucket ${s3.bucket} created`)
 
     const kc = new KubeConfig()
     kc.loadFromFile(kubeconfig)
@@ -218,7 +230,7 @@ export async function startCluster(dir: string, log: (line: string) => void = ()
     await probeJob(kc, dir)
     step('a probe Job ran to completion: cluster ready')
 
-    const cluster: Cluster = { dir, kubeconfig, binDir: bin, server, version: pinnedKubernetesVersion(), helmVersion: pinnedVersions().helm }
+    const cluster: Cluster = { dir, kubeconfig, binDir: bin, server, version: pinnedKubernetesVersion(), helmVersion: pinnedVersions().helm, s3 }
     writeFileSync(join(dir, 'cluster.json'), JSON.stringify(cluster, null, 2))
     return cluster
   } catch (e) {
@@ -253,13 +265,16 @@ export async function probeJob(kc: KubeConfig, dir: string): Promise<void> {
   await batch.deleteNamespacedJob({ name, namespace: 'default', propagationPolicy: 'Background' })
 }
 
-/** The cluster recorded in `dir`, if its API server still answers; undefined otherwise. */
+/** The cluster recorded in `dir`, if its API server still answers and its S3 server runs; undefined otherwise. */
 export async function runningCluster(dir: string): Promise<Cluster | undefined> {
   const file = join(dir, 'cluster.json')
   if (!existsSync(file)) return undefined
   const cluster = JSON.parse(readFileSync(file, 'utf8')) as Cluster
   const pid = apiServerPid(dir)
   if (!pid || !isAlive(pid)) return undefined
+  // A cluster started before it had one (or whose versitygw died) is not the cluster tests expect.
+  const s3Pid = recordedPid(dir, S3_SERVER)
+  if (!cluster.s3 || !s3Pid || !isAlive(s3Pid)) return undefined
   const kc = new KubeConfig()
   kc.loadFromFile(cluster.kubeconfig)
   const token = kc.getCurrentUser()?.token
@@ -271,7 +286,7 @@ export async function stopCluster(dir: string): Promise<string[]> {
   return stopProcesses(dir)
 }
 
-/** Environment for child processes (helm, kubectl, node dist/index.js) that use the cluster. */
+/** Environment for child processes (helm, kubectl, node dist/index.js) that use the cluster, and for jest's workers. */
 export function clusterEnv(cluster: Cluster): Record<string, string> {
-  return { KUBECONFIG: cluster.kubeconfig, PATH: `${cluster.binDir}:${process.env.PATH ?? ''}` }
+  return { KUBECONFIG: cluster.kubeconfig, PATH: `${cluster.binDir}:${process.env.PATH ?? ''}`, ...s3Env(cluster.s3) }
 }

@@ -15,18 +15,29 @@ export interface ProcessCommand {
   args: string[]
   /** Variables set on top of the starter's environment (only these are recorded). */
   env: Record<string, string>
+  /** Secret variables, each read at every start from the file named (mode 0600): only the paths are recorded. */
+  envFiles?: Record<string, string>
 }
 
 /**
  * Starts `command` detached, logging to `<dir>/logs/<name>.log` and recording its pid, and its
- * command so that startProcessAgain() can start it again exactly as it was.
+ * command so that startProcessAgain() can start it again exactly as it was. A secret reaches the
+ * process through `envFiles` (variable → file), never through its flags, which `ps` shows.
  */
-export function startProcess(dir: string, name: string, command: string, args: string[], env: Record<string, string> = {}): number {
-  mkdirSync(join(dir, 'commands'), { recursive: true })
-  writeFileSync(join(dir, 'commands', `${name}.json`), JSON.stringify({ command, args, env } satisfies ProcessCommand, null, 2))
+export function startProcess(
+  dir: string,
+  name: string,
+  command: string,
+  args: string[],
+  env: Record<string, string> = {},
+  envFiles: Record<string, string> = {}
+): number {
+  for (const sub of ['commands', 'logs', 'pids']) mkdirSync(join(dir, sub), { recursive: true })
+  writeFileSync(join(dir, 'commands', `${name}.json`), JSON.stringify({ command, args, env, envFiles } satisfies ProcessCommand, null, 2))
+  const secrets = Object.fromEntries(Object.entries(envFiles).map(([variable, file]) => [variable, readFileSync(file, 'utf8').trim()]))
   const log = openSync(join(dir, 'logs', `${name}.log`), 'a')
   try {
-    const child = spawn(command, args, { detached: true, stdio: ['ignore', log, log], cwd: dir, env: { ...process.env, ...env } })
+    const child = spawn(command, args, { detached: true, stdio: ['ignore', log, log], cwd: dir, env: { ...process.env, ...env, ...secrets } })
     if (child.pid === undefined) throw new Error(`could not start ${command}`)
     child.unref()
     writeFileSync(join(dir, 'pids', name), String(child.pid))
@@ -41,7 +52,7 @@ export function startProcessAgain(dir: string, name: string): number {
   const file = join(dir, 'commands', `${name}.json`)
   if (!existsSync(file)) throw new Error(`${file} is missing: the cluster was started before commands were recorded`)
   const recorded = JSON.parse(readFileSync(file, 'utf8')) as ProcessCommand
-  return startProcess(dir, name, recorded.command, recorded.args, recorded.env)
+  return startProcess(dir, name, recorded.command, recorded.args, recorded.env, recorded.envFiles)
 }
 
 /** The pid recorded for process `name`, or 0 when there is none. */

@@ -4,8 +4,9 @@
 #   oldest            the oldest Kubernetes we support with Helm 3
 #
 # The binary cache is keyed by all of a set's versions, so a bump (or another set) builds into a
-# fresh directory and never mixes versions. Sourced by build.sh; cluster.ts reads the selected set
-# through `build.sh --versions`.
+# fresh directory and never mixes versions. The local S3 server is the same in both sets: it is
+# built once into a directory keyed by its own version. Sourced by build.sh; cluster.ts reads the
+# selected set through `build.sh --versions`.
 JOB_SWEEPER_VERSIONS=${JOB_SWEEPER_VERSIONS:-newest}
 case "$JOB_SWEEPER_VERSIONS" in
   newest)
@@ -26,5 +27,9 @@ case "$JOB_SWEEPER_VERSIONS" in
     ;;
 esac
 
+# versitygw (Apache-2.0), an S3 server over a directory (its posix backend): both sets.
+VERSITYGW_VERSION=v1.8.0
+
 JOB_SWEEPER_CACHE=${JOB_SWEEPER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/job-sweeper}
 JOB_SWEEPER_BIN="$JOB_SWEEPER_CACHE/k8s-$K8S_VERSION-etcd-$ETCD_VERSION-kwok-$KWOK_VERSION-helm-$HELM_VERSION/bin"
+JOB_SWEEPER_S3_BIN="$JOB_SWEEPER_CACHE/versitygw-$VERSITYGW_VERSION/bin"
