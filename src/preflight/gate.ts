@@ -56,7 +56,7 @@ export function gateDecision(result: PreflightResult, gate: Exclude<PreflightGat
   const chosen = result.verdicts.filter((v) => v.clearedByPre && recreatedByPre(v))
   const brief = result.verdicts.map((v) => (v.verdict.kind === 'not-checked' ? { ...v, verdict: { ...v.verdict, why: notCheckedBriefly(v.verdict.why) } } : v))
   const rows = preflightRows({ ...result, verdicts: brief })
-  const section: PreflightSection = { headline: headline(result), failed: failing.length > 0, rows, remedies: [] }
+  const section: PreflightSection = { headline: headline(result), failed: failing.length > 0 || result.blocked.length > 0, rows, remedies: [] }
   // checkRelease's warnings quote the API server; the log has those (preflightGate), the summary these.
   const warnings = [
     ...result.warnings.filter((w) => !w.startsWith(NOT_CHECKED)),

@@ -133,3 +133,22 @@ test('many failing objects: the error names ten and counts the rest', () => {
   expect(lines).toHaveLength(12)
   expect(lines[11]).toBe('… and 3 more (the job summary and job-sweeper-preflight.json list them)')
 })
+
+test('a release Helm refuses (a pending operation): pre deletes nothing, not even the Job it would clear, and the error names the release', () => {
+  const blocked = {
+    ...result([job]),
+    release: 'app',
+    blocked: ['another operation (install/upgrade/rollback) is in progress: revision 3 of app is pending-upgrade']
+  }
+  const d = gateDecision(blocked, 'fail')
+  expect(d.errors).toEqual([
+    expect.stringMatching(/so pre deleted nothing \(preflight: fail\)\nrelease app: another operation \(install\/upgrade\/rollback\) is in progress/)
+  ])
+  expect(d.section).toMatchObject({
+    failed: true,
+    rows: [
+      { mark: 'fails', object: 'release app' },
+      { mark: 'cleared by pre', object: 'Job shop/migrate' }
+    ]
+  })
+})
