@@ -10,6 +10,7 @@ import type { V1PolicyRule } from '@kubernetes/client-node'
 import { runAction } from './action.ts'
 import { runCli } from './bin.ts'
 import { eventually, helmMajor, kubectl } from './cluster/testenv.ts'
+import { denyFlagOffPolicy } from './flag-policy.ts'
 import { preflightDemo } from './preflight-demo.ts'
 import { release, useScenario } from './scenario.ts'
 import { createServiceAccount, tokenKubeconfig } from './service-account.ts'
@@ -49,27 +50,7 @@ const verdictOf = (json: Verdicts, kind: string, name: string): Verdicts['object
 function denyFlagOff(): () => void {
   const name = `flags-${scenario.ns}`
   const file = join(mkdtempSync(join(tmpdir(), 'policy-')), 'policy.json')
-  const policy = {
-    apiVersion: 'admissionregistration.k8s.io/v1',
-    kind: 'ValidatingAdmissionPolicy',
-    metadata: { name },
-    spec: {
-      failurePolicy: 'Fail',
-      matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['configmaps'] }] },
-      validations: [{ expression: "!has(object.data) || !('flag' in object.data) || object.data.flag != 'off'", message: 'the flag may not be off' }]
-    }
-  }
-  const binding = {
-    apiVersion: 'admissionregistration.k8s.io/v1',
-    kind: 'ValidatingAdmissionPolicyBinding',
-    metadata: { name },
-    spec: {
-      policyName: name,
-      validationActions: ['Deny'],
-      matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': scenario.ns } } }
-    }
-  }
-  writeFileSync(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [policy, binding] }))
+  writeFileSync(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: denyFlagOffPolicy(name, scenario.ns) }))
   expect(kubectl('apply', '-f', file).stderr).toBe('')
   return () => void kubectl('delete', '-f', file)
 }

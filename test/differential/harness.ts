@@ -18,6 +18,9 @@ export type Values = Record<string, unknown>
 /** What helm upgrade does on a set, found by running it: applies (with a warning matching `warns`), or fails with an error matching the pattern. */
 export type Outcome = 'applies' | { warns: RegExp } | RegExp
 
+/** The same outcome on both sets: where Helm 3's patch and Helm 4's server-side apply meet the same answer. */
+export const onBoth = (outcome: Outcome): Record<3 | 4, Outcome> => ({ 3: outcome, 4: outcome })
+
 /** A chart: templates/ (and crds/) as file name → text. */
 export interface ChartFiles {
   templates: Record<string, string>

@@ -3,8 +3,10 @@
 // in the group's namespace, and kinds the cluster does not serve. No admission webhook: the tests
 // have no webhook server to run one (test/manifest.test.ts registers an unreachable one inline).
 import { eventually } from '../../cluster/testenv.ts'
+import { denyFlagOffPolicy } from '../../flag-policy.ts'
 import { kubectlAsync, kubectlOk, kubectlWith } from '../commands.ts'
-import type { Group, GroupEnv } from '../harness.ts'
+import { onBoth, type Group, type GroupEnv } from '../harness.ts'
+import { settingsConfigMap } from '../templates.ts'
 
 const configMaps = `apiVersion: v1
 kind: ConfigMap
@@ -13,13 +15,7 @@ metadata:
 data:
   flag: {{ .Values.flag | quote }}
 ---
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: {{ .Release.Name }}-settings
-data:
-  level: {{ .Values.level | quote }}
-{{- with .Values.extraFlag }}
+${settingsConfigMap}{{- with .Values.extraFlag }}
 ---
 apiVersion: v1
 kind: ConfigMap
@@ -34,24 +30,7 @@ const policyName = (env: GroupEnv): string => `diff-flags-${env.ns}`
 
 async function denyFlagOff(env: GroupEnv): Promise<void> {
   const name = policyName(env)
-  await kubectlWith('apply', [
-    {
-      apiVersion: 'admissionregistration.k8s.io/v1',
-      kind: 'ValidatingAdmissionPolicy',
-      metadata: { name },
-      spec: {
-        failurePolicy: 'Fail',
-        matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['configmaps'] }] },
-        validations: [{ expression: "!has(object.data) || !('flag' in object.data) || object.data.flag != 'off'", message: 'the flag may not be off' }]
-      }
-    },
-    {
-      apiVersion: 'admissionregistration.k8s.io/v1',
-      kind: 'ValidatingAdmissionPolicyBinding',
-      metadata: { name },
-      spec: { policyName: name, validationActions: ['Deny'], matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': env.ns } } } }
-    }
-  ])
+  await kubectlWith('apply', denyFlagOffPolicy(name, env.ns))
   // The policy takes effect once the API server has loaded it.
   await eventually(
     'the policy to deny',
@@ -74,24 +53,18 @@ export const admission: Group = {
     {
       name: 'the policy denies the changed ConfigMap',
       values: { flag: 'off' },
-      helm: { 3: /app-flags.*the flag may not be off/s, 4: /app-flags.*the flag may not be off/s }
+      helm: onBoth(/app-flags.*the flag may not be off/s)
     },
     {
       name: 'the policy denies a new ConfigMap',
       values: { extraFlag: 'off' },
-      helm: { 3: /app-extra-flags.*the flag may not be off/s, 4: /app-extra-flags.*the flag may not be off/s }
+      helm: onBoth(/app-extra-flags.*the flag may not be off/s)
     },
-    { name: 'control: a change the policy allows', values: { level: '2' }, helm: { 3: 'applies', 4: 'applies' } }
+    { name: 'control: a change the policy allows', values: { level: '2' }, helm: onBoth('applies') }
   ]
 }
 
-const unservedKinds = `apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: {{ .Release.Name }}-settings
-data:
-  level: {{ .Values.level | quote }}
-{{- if .Values.widget }}
+const unservedKinds = `${settingsConfigMap}{{- if .Values.widget }}
 ---
 apiVersion: absent-{{ .Values.runId }}.differential.test/v1
 kind: Widget
@@ -122,15 +95,12 @@ export const unserved: Group = {
     {
       name: 'a custom resource whose CRD is absent',
       values: { widget: true },
-      helm: { 3: /no matches for kind "Widget"/, 4: /no matches for kind "Widget"/ }
+      helm: onBoth(/no matches for kind "Widget"/)
     },
     {
       name: 'a PodDisruptionBudget in policy/v1beta1 (removed in Kubernetes 1.25)',
       values: { budget: true },
-      helm: {
-        3: /no matches for kind "PodDisruptionBudget" in version "policy\/v1beta1"/,
-        4: /no matches for kind "PodDisruptionBudget" in version "policy\/v1beta1"/
-      }
+      helm: onBoth(/no matches for kind "PodDisruptionBudget" in version "policy\/v1beta1"/)
     }
   ]
 }

@@ -6,7 +6,7 @@
 // the CRD no longer serves; and a first install of a chart with a crds/ directory.
 import { eventually } from '../../cluster/testenv.ts'
 import { kubectlAsync, kubectlOk, kubectlWith } from '../commands.ts'
-import { reads, type Group, type GroupEnv } from '../harness.ts'
+import { onBoth, reads, type Group, type GroupEnv } from '../harness.ts'
 
 const apiGroup = (env: GroupEnv, prefix = 'g'): string => `${prefix}${env.runId}.differential.test`
 
@@ -93,15 +93,15 @@ export const crds: Group = {
       name: 'an upgrade adds a CRD to templates/ and a custom resource of it',
       release: 'adds',
       values: { partsCrd: true, part: true },
-      helm: { 3: /no matches for kind "Part"/, 4: /no matches for kind "Part"/ }
+      helm: onBoth(/no matches for kind "Part"/)
     },
     {
       name: 'control: a CRD of the chart changes (its schema description)',
       release: 'tooling',
       values: { toolsDescription: 'v2' },
-      helm: { 3: 'applies', 4: 'applies' }
+      helm: onBoth('applies')
     },
-    { name: "control: a custom resource's field", release: 'gadget', values: { size: 2 }, helm: { 3: 'applies', 4: 'applies' } },
+    { name: "control: a custom resource's field", release: 'gadget', values: { size: 2 }, helm: onBoth('applies') },
     {
       name: 'a field under the CEL rule self == oldSelf that someone else changed, which the chart does not change',
       release: 'locked',
@@ -135,7 +135,7 @@ export const crds: Group = {
         )
       },
       values: { oldVersion: 'v1' },
-      helm: { 3: /current release manifest/, 4: /current release manifest/ }
+      helm: onBoth(/current release manifest/)
     }
   ]
 }
@@ -157,7 +157,7 @@ export const crdsDirectory: Group = {
     {
       name: 'helm template --include-crds, then helm upgrade --install',
       firstInstall: true,
-      helm: { 3: 'applies', 4: 'applies' },
+      helm: onBoth('applies'),
       applied: (env, release) => reads(thingCrdName(env), 'fresh-thing', '.spec.size', '1')(env, release)
     }
   ]

@@ -2,7 +2,8 @@
 // server-side apply without --force-conflicts meets their ownership, Helm 3's three-way patch
 // writes over them. Each scenario has a release of its own: the drift stays after a failed upgrade.
 import { kubectlOk, kubectlWith } from '../commands.ts'
-import type { Group } from '../harness.ts'
+import { onBoth, type Group } from '../harness.ts'
+import { webDeployment } from '../templates.ts'
 
 const templates = {
   'configmap.yaml': `apiVersion: v1
@@ -13,24 +14,7 @@ data:
   mode: {{ .Values.mode | quote }}
   level: {{ .Values.level | quote }}
 `,
-  'deployment.yaml': `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-web
-  labels:
-    example.com/tier: {{ .Values.tier | quote }}
-spec:
-  replicas: {{ .Values.replicas }}
-  selector:
-    matchLabels: {app: {{ .Release.Name }}-web}
-  template:
-    metadata:
-      labels: {app: {{ .Release.Name }}-web}
-    spec:
-      containers:
-        - name: web
-          image: example.invalid/web:1
-`
+  'deployment.yaml': webDeployment({ labels: '    example.com/tier: {{ .Values.tier | quote }}\n', replicas: '{{ .Values.replicas }}' })
 }
 
 const base = { mode: 'fast', level: '1', tier: 'silver', replicas: 1 }
@@ -88,14 +72,14 @@ export const drift: Group = {
       release: 'extra',
       before: async (env) => void (await kubectlOk('patch', 'configmap', 'extra-config', '-n', env.ns, '--type', 'merge', '-p', '{"data":{"extra":"1"}}')),
       values: { level: '2' },
-      helm: { 3: 'applies', 4: 'applies' }
+      helm: onBoth('applies')
     },
     {
       name: 'control: field manager x applied the value the chart sets (shared ownership)',
       release: 'shared',
       before: async (env) => void (await applyAsX(env.ns, 'shared', { mode: 'fast' })),
       values: { level: '2' },
-      helm: { 3: 'applies', 4: 'applies' }
+      helm: onBoth('applies')
     }
   ]
 }

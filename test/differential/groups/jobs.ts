@@ -2,7 +2,8 @@
 // new Job, and Jobs outside pre's scope: one another controller runs (spec.managedBy) and one in
 // another namespace than pre's. Last, a Job another field manager changed (a conflict for Helm 4).
 import { kubectlOk } from '../commands.ts'
-import { reads, type Group } from '../harness.ts'
+import { onBoth, reads, type Group } from '../harness.ts'
+import { settingsConfigMap } from '../templates.ts'
 
 const job = (name: string, image: string, extra = ''): string => `apiVersion: batch/v1
 kind: Job
@@ -26,13 +27,7 @@ const templates = {
   'external.yaml': job('external', 'externalImage').replace('  backoffLimit: 0\n', '  backoffLimit: 0\n  managedBy: example.com/batch-runner\n'),
   'remote.yaml': job('remote', 'remoteImage').replace('  labels:', '  namespace: {{ .Values.remoteNamespace }}\n  labels:'),
   'seed.yaml': `{{- if .Values.seed }}\n${job('seed', 'seedImage')}{{- end }}\n`,
-  'configmap.yaml': `apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: {{ .Release.Name }}-settings
-data:
-  level: {{ .Values.level | quote }}
-`
+  'configmap.yaml': settingsConfigMap
 }
 
 const immutableJob = (name: string): RegExp => new RegExp(`Job\\.batch "app-${name}" is invalid: spec\\.template: .*field is immutable`)
@@ -59,27 +54,27 @@ export const jobs: Group = {
     {
       name: "a Job's pod template (pre clears it, then the upgrade applies)",
       values: { migrateImage: 'example.invalid/migrate:2' },
-      helm: { 3: 'applies', 4: 'applies' },
+      helm: onBoth('applies'),
       // The Job was created anew: a pod template cannot change in place.
       applied: reads('job', 'app-migrate', '.spec.template.spec.containers[0].image', 'example.invalid/migrate:2')
     },
-    { name: 'control: a new Job', values: { seed: true }, helm: { 3: 'applies', 4: 'applies' } },
+    { name: 'control: a new Job', values: { seed: true }, helm: onBoth('applies') },
     {
       name: 'the pod template of a Job another controller runs (spec.managedBy), which pre leaves',
       values: { externalImage: 'example.invalid/external:2' },
-      helm: { 3: immutableJob('external'), 4: immutableJob('external') }
+      helm: onBoth(immutableJob('external'))
     },
     {
       name: "the pod template of a Job in another namespace than pre's",
       values: { remoteImage: 'example.invalid/remote:2' },
-      helm: { 3: immutableJob('remote'), 4: immutableJob('remote') }
+      helm: onBoth(immutableJob('remote'))
     },
     {
       // Last: on Helm 4 the conflict stays until pre clears the Job.
       name: 'a label of a Job that another field manager changed (kubectl label)',
       before: async (env) => void (await kubectlOk('label', 'job', 'app-migrate', '-n', env.ns, '--overwrite', 'app.kubernetes.io/component=database')),
       values: { level: '2' },
-      helm: { 3: 'applies', 4: 'applies' }
+      helm: onBoth('applies')
     }
   ]
 }

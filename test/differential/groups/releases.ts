@@ -4,15 +4,8 @@
 import { eventually, helmAnnotations } from '../../cluster/testenv.ts'
 import { FAIL_LABEL } from '../../cluster/kwok.ts'
 import { helmAsync, kubectlWith, start } from '../commands.ts'
-import type { Group, Release, Values } from '../harness.ts'
-
-const settings = `apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: {{ .Release.Name }}-settings
-data:
-  level: {{ .Values.level | quote }}
-`
+import { onBoth, type Group, type Release, type Values } from '../harness.ts'
+import { settingsConfigMap, webDeployment } from '../templates.ts'
 
 const hookJob = `apiVersion: batch/v1
 kind: Job
@@ -48,7 +41,7 @@ async function hookFailed(_env: unknown, release: Release): Promise<void> {
 export const hooks: Group = {
   title: 'hooks an earlier upgrade left',
   prefix: 'diff-hooks',
-  chart: () => ({ templates: { 'configmap.yaml': settings, 'hook.yaml': hookJob } }),
+  chart: () => ({ templates: { 'configmap.yaml': settingsConfigMap, 'hook.yaml': hookJob } }),
   releases: [
     { name: 'kept', values: () => ({ level: '1', hookFails: false, deletePolicy: 'hook-succeeded' }) },
     { name: 'recreated', values: () => ({ level: '1', hookFails: false, deletePolicy: '' }) }
@@ -67,27 +60,10 @@ export const hooks: Group = {
       release: 'recreated',
       before: hookFailed,
       values: { hookFails: false, level: '2' },
-      helm: { 3: 'applies', 4: 'applies' }
+      helm: onBoth('applies')
     }
   ]
 }
-
-const neverReady = `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-web
-spec:
-  replicas: 1
-  selector:
-    matchLabels: {app: {{ .Release.Name }}-web}
-  template:
-    metadata:
-      labels: {app: {{ .Release.Name }}-web}
-    spec:
-      containers:
-        - name: web
-          image: example.invalid/web:1
-`
 
 /** The status of the release's last revision, as helm history says it. */
 async function lastStatus(release: Release): Promise<string | undefined> {
@@ -119,10 +95,13 @@ function cancelled(verb: 'install' | 'upgrade', status: string): (env: unknown, 
   }
 }
 
+/** Helm's refusal while the release's last revision is pending. */
+const inProgress = /another operation \(install\/upgrade\/rollback\) is in progress/
+
 export const pending: Group = {
   title: 'revisions left pending by a cancelled deploy',
   prefix: 'diff-pending',
-  chart: () => ({ templates: { 'configmap.yaml': settings, 'deployment.yaml': neverReady } }),
+  chart: () => ({ templates: { 'configmap.yaml': settingsConfigMap, 'deployment.yaml': webDeployment() } }),
   releases: [
     { name: 'upgrading', values: () => ({ level: '1' }) },
     { name: 'installing', values: () => ({ level: '1' }), install: false }
@@ -133,14 +112,14 @@ export const pending: Group = {
       release: 'upgrading',
       before: cancelled('upgrade', 'pending-upgrade'),
       values: { level: '2' },
-      helm: { 3: /another operation \(install\/upgrade\/rollback\) is in progress/, 4: /another operation \(install\/upgrade\/rollback\) is in progress/ }
+      helm: onBoth(inProgress)
     },
     {
       name: 'pending-install: helm install --wait killed, then an upgrade',
       release: 'installing',
       before: cancelled('install', 'pending-install'),
       values: { level: '2' },
-      helm: { 3: /another operation \(install\/upgrade\/rollback\) is in progress/, 4: /another operation \(install\/upgrade\/rollback\) is in progress/ }
+      helm: onBoth(inProgress)
     }
   ]
 }
@@ -169,26 +148,26 @@ const cannotImport = (name: string): RegExp =>
 export const ownership: Group = {
   title: 'objects the chart adds that exist already',
   prefix: 'diff-owner',
-  chart: () => ({ templates: { 'configmap.yaml': settings + ['unowned', 'foreign', 'adopted', 'differs'].map(owned).join('') } }),
+  chart: () => ({ templates: { 'configmap.yaml': settingsConfigMap + ['unowned', 'foreign', 'adopted', 'differs'].map(owned).join('') } }),
   releases: [{ name: 'app', values: () => ({ level: '1', unowned: false, foreign: false, adopted: false, differs: false }) }],
   scenarios: [
     {
       name: 'a ConfigMap that exists unowned (kubectl create)',
       before: existing('unowned', {}),
       values: { unowned: true },
-      helm: { 3: cannotImport('unowned'), 4: cannotImport('unowned') }
+      helm: onBoth(cannotImport('unowned'))
     },
     {
       name: 'a ConfigMap of another release',
       before: (env) => existing('foreign', helmOwned('other', env.ns))(env),
       values: { foreign: true },
-      helm: { 3: cannotImport('foreign'), 4: cannotImport('foreign') }
+      helm: onBoth(cannotImport('foreign'))
     },
     {
       name: "control: a ConfigMap with this release's label and annotations (adopted), same data",
       before: (env) => existing('adopted', helmOwned('app', env.ns))(env),
       values: { adopted: true },
-      helm: { 3: 'applies', 4: 'applies' }
+      helm: onBoth('applies')
     },
     {
       name: "a ConfigMap with this release's label and annotations (adopted) whose data differs",

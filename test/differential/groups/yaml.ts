@@ -2,7 +2,8 @@
 // octal and yes/on are booleans, each written in the template as a chart author writes it (not
 // through --set); and fields the kind does not have (a typo), which Helm 3 validates on the
 // client and Helm 4 sends to the API server's field validation.
-import { reads, type DiffScenario, type Group } from '../harness.ts'
+import { onBoth, reads, type DiffScenario, type Group } from '../harness.ts'
+import { webDeployment } from '../templates.ts'
 
 const scriptsVolume = (flag: string): { mount: string; volume: string } => ({
   mount: `          {{- if .Values.${flag} }}
@@ -49,30 +50,18 @@ dta:
   level: "1"
 {{- end }}
 `,
-  'deployment.yaml': `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-web
-spec:
-  replicas: 1
-  selector:
-    matchLabels: {app: {{ .Release.Name }}-web}
-  template:
-    metadata:
-      labels: {app: {{ .Release.Name }}-web}
-    spec:
-      {{- if .Values.automountYes }}
+  'deployment.yaml': webDeployment({
+    podSpec: `      {{- if .Values.automountYes }}
       automountServiceAccountToken: yes
       {{- end }}
-      containers:
-        - name: web
-          image: example.invalid/web:1
-          {{- if .Values.typo }}
+`,
+    after: `          {{- if .Values.typo }}
           imagePullPolcy: Always
           {{- end }}
 ${deploymentVolume.mount}
 ${deploymentVolume.volume}
-`,
+`
+  }),
   'statefulset.yaml': `apiVersion: apps/v1
 kind: StatefulSet
 metadata:
@@ -108,45 +97,42 @@ const base = {
   typoNew: false
 }
 
+type YamlScenario = DiffScenario & { release: string }
+
+/** A field spelled the YAML 1.1 way, in the chart's text behind `flag`: Helm applies it on both sets, and the live field (of <release>-<object>) reads `value`. */
+function readAsYaml11(name: string, release: string, flag: string, live: { kind: string; object: string; path: string; value: string }): YamlScenario {
+  return { name, release, values: { [flag]: true }, helm: onBoth('applies'), applied: reads(live.kind, `${release}-${live.object}`, live.path, live.value) }
+}
+
 // One release per scenario: a change that applied stays in the chart's text, and would be judged
 // again in every later scenario of a shared release.
-const scenarios: (DiffScenario & { release: string })[] = [
+const scenarios: YamlScenario[] = [
   // 0755 in YAML 1.1 is 493; YAML 1.2 (and JSON) would read 755, more than the 0777 a mode may be.
-  {
-    name: 'defaultMode: 0755 (octal) in a Deployment’s ConfigMap volume',
-    release: 'octal-web',
-    values: { octalDeployment: true },
-    helm: { 3: 'applies', 4: 'applies' },
-    applied: reads('deployment', 'octal-web-web', '.spec.template.spec.volumes[0].configMap.defaultMode', '493')
-  },
-  {
-    name: 'defaultMode: 0755 (octal) in a StatefulSet’s ConfigMap volume',
-    release: 'octal-db',
-    values: { octalStatefulSet: true },
-    helm: { 3: 'applies', 4: 'applies' },
-    applied: reads('statefulset', 'octal-db-db', '.spec.template.spec.volumes[0].configMap.defaultMode', '493')
-  },
-  {
-    name: 'automountServiceAccountToken: yes',
-    release: 'automount',
-    values: { automountYes: true },
-    helm: { 3: 'applies', 4: 'applies' },
-    applied: reads('deployment', 'automount-web', '.spec.template.spec.automountServiceAccountToken', 'true')
-  },
-  {
-    name: 'enableServiceLinks: on',
-    release: 'links',
-    values: { linksOn: true },
-    helm: { 3: 'applies', 4: 'applies' },
-    applied: reads('statefulset', 'links-db', '.spec.template.spec.enableServiceLinks', 'true')
-  },
-  {
-    name: 'a new ConfigMap with immutable: yes',
-    release: 'pinned',
-    values: { immutableYes: true },
-    helm: { 3: 'applies', 4: 'applies' },
-    applied: reads('configmap', 'pinned-pinned', '.immutable', 'true')
-  },
+  readAsYaml11('defaultMode: 0755 (octal) in a Deployment’s ConfigMap volume', 'octal-web', 'octalDeployment', {
+    kind: 'deployment',
+    object: 'web',
+    path: '.spec.template.spec.volumes[0].configMap.defaultMode',
+    value: '493'
+  }),
+  readAsYaml11('defaultMode: 0755 (octal) in a StatefulSet’s ConfigMap volume', 'octal-db', 'octalStatefulSet', {
+    kind: 'statefulset',
+    object: 'db',
+    path: '.spec.template.spec.volumes[0].configMap.defaultMode',
+    value: '493'
+  }),
+  readAsYaml11('automountServiceAccountToken: yes', 'automount', 'automountYes', {
+    kind: 'deployment',
+    object: 'web',
+    path: '.spec.template.spec.automountServiceAccountToken',
+    value: 'true'
+  }),
+  readAsYaml11('enableServiceLinks: on', 'links', 'linksOn', {
+    kind: 'statefulset',
+    object: 'db',
+    path: '.spec.template.spec.enableServiceLinks',
+    value: 'true'
+  }),
+  readAsYaml11('a new ConfigMap with immutable: yes', 'pinned', 'immutableYes', { kind: 'configmap', object: 'pinned', path: '.immutable', value: 'true' }),
   // Helm 3 sends the patch with the API server's default field validation (Warn): the field is
   // dropped, and klog prints the warning, quoted (\"dta\").
   {
