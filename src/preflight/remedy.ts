@@ -72,6 +72,8 @@ async function recreateOne(client: ManifestClient, v: ObjectVerdict, rendered: K
     const foreign = notTheRelease(live, settings.scope.release, namespace)
     if (foreign !== undefined) throw new Error(`${name} not deleted: ${foreign}`)
     if (settings.dryRun) return `${name} would be deleted with propagationPolicy Orphan (dry run: nothing was changed)`
+    // A run cancelled by now starts no delete: the upgrade that would recreate the StatefulSet will not run.
+    if (ctx.signal?.aborted) throw new Error(`${name} not deleted: the run was cancelled, and no upgrade would recreate it`)
     const uid = uidOf(live)
     const deleted = await client.deleteOrphaning(resource, namespace, v.name, { uid, resourceVersion: live.metadata?.resourceVersion })
     if (deleted === 'conflict') continue

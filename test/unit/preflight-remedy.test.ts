@@ -140,3 +140,15 @@ test('deleted but still there after wait-timeout: an error that says so', async 
   expect(client.deletes).toHaveLength(1)
   expect(result.errors).toEqual(['recreate-statefulsets: StatefulSet shop/db was deleted with propagationPolicy Orphan but is not gone after 1s'])
 })
+
+test('a run cancelled before the delete (SIGINT during the checks) deletes nothing, and says why; the same run uncancelled deletes (control)', async () => {
+  const cancelled = new AbortController()
+  cancelled.abort()
+  const client = new ScriptedClient([found(statefulSet('1Gi'))], ['deleted'])
+  const result = await recreateStatefulSets(client, [target], settings(), { info: () => undefined, signal: cancelled.signal })
+  expect(client.deletes).toEqual([])
+  expect(result.errors).toEqual([expect.stringMatching(/StatefulSet shop\/db not deleted: the run was cancelled, and no upgrade would recreate it$/)])
+  const control = new ScriptedClient([found(statefulSet('1Gi')), found(statefulSet('1Gi')), { absent: true }], ['deleted'])
+  await recreateStatefulSets(control, [target], settings(), { info: () => undefined, signal: new AbortController().signal })
+  expect(control.deletes).toHaveLength(1)
+})
