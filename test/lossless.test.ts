@@ -1,10 +1,11 @@
 // Lossless first: nothing is deleted (nor given a TTL) until the logs the policy asks for are on
 // disk, completely. A log that cannot be read — forbidden, or its stream cut again and again —
 // keeps the Job and fails the step, saying why (or, with on-log-failure: delete, warns); a log
-// longer than max-log-bytes is cut with a marker, and the summary says so.
+// longer than max-log-bytes keeps its start and its end with a marker between, and the summary says so.
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { cutMarker } from '../src/kube/log-cut.ts'
 import { outputNames, runAction } from './action.ts'
 import { coreApi, createJob, getJob, waitForJobCondition } from './cluster/testenv.ts'
 import { useFaultProxy } from './faults/fixture.ts'
@@ -119,7 +120,7 @@ test('on-running: delete saves the running Job’s logs so far (harvest-logs fai
   await expectPrunedOnce(ns, [name])
 })
 
-test('a log longer than max-log-bytes is cut there, with a marker, and the summary says so; the Job is pruned', async () => {
+test('a log longer than max-log-bytes keeps its start and its end, with a marker saying how much was cut between; the summary’s last lines are the real end; the Job is pruned', async () => {
   const name = `${release}-migrate`
   const { pod, log } = await failedReleaseJob(name)
   expect(log.length).toBeGreaterThan(100)
@@ -127,8 +128,15 @@ test('a log longer than max-log-bytes is cut there, with a marker, and the summa
   const run = await runAction({ release, namespace: ns, 'logs-dir': dir, 'max-log-bytes': '100' })
   expectNoStackTrace(run)
   expect(run.code).toBe(0)
-  expect(readFileSync(join(dir, ns, name, pod, 'main.log'), 'utf8')).toBe(`${log.slice(0, 100)}\n[job-sweeper: cut at 100 bytes (max-log-bytes)]\n`)
-  expect(run.summary).toContain(`logs of Job ${ns}/${name}: 1 log(s) cut at max-log-bytes (100 bytes)`)
+  // A quarter of 100 bytes from the start (it ends mid-line), then the marker on its own line,
+  // then the end: the last line whole (the partial line before it is counted as cut).
+  const last = log.trimEnd().split('\n').at(-1) ?? ''
+  const cut = log.length - 25 - (last.length + 1)
+  expect(readFileSync(join(dir, ns, name, pod, 'main.log'), 'utf8')).toBe(`${log.slice(0, 25)}\n${cutMarker(cut)}\n${last}\n`)
+  expect(run.summary).toContain(`logs of Job ${ns}/${name}: 1 log(s) longer than max-log-bytes (100 bytes): their start and end are saved, the middle is cut`)
+  // The failed Job's last lines in the summary end with the log's last line, where its error is.
+  const tail = /<summary>Last lines of failed Job [^<]*<\/summary>\n\n<pre>([^<]*)<\/pre>/.exec(run.summary)?.[1] ?? ''
+  expect(tail.split('\n').at(-1)).toBe(last.replaceAll('"', '&quot;'))
   await expectPrunedOnce(ns, [name])
 })
 

@@ -119,7 +119,8 @@ Logs:
   --harvest-logs WHICH    failed (default), all or none
   --logs-dir DIR          where logs go: DIR/<namespace>/<job>/<pod>/<container>.log
   --on-log-failure WHAT   keep (default: keep the Job, fail) or delete, when logs cannot be saved
-  --max-log-bytes SIZE    most saved per container log (default 10Mi): 10Mi, 10MiB, 512Ki, bytes
+  --max-log-bytes SIZE    most saved per container log (default 10Mi): 10Mi, 10MiB, 512Ki, bytes;
+                          a longer log keeps its first quarter and last three quarters
   --mask-log-tails BOOL   hide the kubeconfig's secrets in the summary's log tails (default true)
   --stream-logs BOOL      print waited Jobs' logs as they are written (default true)`
 

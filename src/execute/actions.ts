@@ -12,7 +12,7 @@ import type { Plan, PlannedJob } from '../plan/plan.ts'
 import { ANNOTATION, MANAGED_LABEL, formatRetention, type Retention } from '../plan/retention.ts'
 import { redact } from '../text/secrets.ts'
 import type { Settings } from '../settings/settings.ts'
-import { harvestLogs, readTail, type HarvestedLogs } from './logs.ts'
+import { harvestLogs, type HarvestedLogs } from './logs.ts'
 import { outcome, type ExecuteContext, type JobOutcome, type WorkflowRun } from './outcome.ts'
 
 const TAIL_LINES = 20
@@ -71,21 +71,27 @@ const where = (p: { namespace: string; name: string }): string => `Job ${p.names
  */
 async function saveLogs(p: PlannedJob, ctx: ActionContext): Promise<{ logs: HarvestedLogs; proceed: boolean }> {
   const { settings } = ctx
-  const logs = await harvestLogs(ctx.client, p, settings.logsDir, settings.maxLogBytes)
+  // A failed Job's last lines go into the summary: those of the first 20 failed Jobs, taken from
+  // the logs' real ends as they are saved.
+  const tailed = p.status === 'failed' && ctx.tailed.count < MAX_TAILED_JOBS
+  if (tailed) ctx.tailed.count++
+  const logs = await harvestLogs(ctx.client, p, settings.logsDir, { maxBytes: settings.maxLogBytes, lastLines: tailed ? TAIL_LINES : 0 })
+  if (tailed && logs.files.length === 0) {
+    ctx.tailed.count--
+    logs.tails = undefined
+  }
+  // The summary is shown to everyone who can read the workflow run, unlike the runner's log.
+  if (logs.tails)
+    logs.tails = logs.tails
+      .map(({ file, lines }) => ({ file, lines: settings.maskLogTails ? lines.map(redact) : lines }))
+      .filter(({ lines }) => lines.some((l) => l.trim() !== ''))
   // Cancelled meanwhile: what was saved stays on disk, and the action goes no further.
   if (ctx.signal?.aborted) return { logs, proceed: false }
   const cut = logs.files.filter((f) => f.truncated)
-  if (cut.length > 0) ctx.warnings.push(`logs of ${where(p)}: ${cut.length} log(s) cut at max-log-bytes (${settings.maxLogBytes} bytes)`)
-  if (p.status === 'failed' && ctx.tailed.count < MAX_TAILED_JOBS && logs.files.length > 0) {
-    ctx.tailed.count++
-    logs.tails = []
-    for (const f of logs.files) {
-      const read = await readTail(settings.logsDir, f.file, TAIL_LINES).catch(() => [])
-      // The summary is shown to everyone who can read the workflow run, unlike the runner's log.
-      const lines = settings.maskLogTails ? read.map(redact) : read
-      if (lines.some((l) => l.trim() !== '')) logs.tails.push({ file: f.file, lines })
-    }
-  }
+  if (cut.length > 0)
+    ctx.warnings.push(
+      `logs of ${where(p)}: ${cut.length} log(s) longer than max-log-bytes (${settings.maxLogBytes} bytes): their start and end are saved, the middle is cut`
+    )
   if (logs.failures.length === 0) {
     const silent = logs.neverRan?.length ? `; ${logs.neverRan.length} container(s) never ran, so have no log` : ''
     ctx.info(`saved ${logs.files.length} log file(s) of ${p.status} ${where(p)}${silent}`)

@@ -1,13 +1,14 @@
 // Saving a Job's pod logs: every container that ran (init containers and the previous restart
 // included) of every pod, streamed as bytes to <logs-dir>/<namespace>/<job>/<pod>/<container>.log,
-// each capped at max-log-bytes. A container that never ran has no log (a kubelet answers 400 to
+// each kept whole up to max-log-bytes, past it its head and its end (src/kube/log-cut.ts). A container that never ran has no log (a kubelet answers 400 to
 // the read): a note says so instead. Pure I/O: it returns what it saved and what it could not; the
 // executor decides.
 import { STATUS_CODES } from 'node:http'
-import { appendFile, mkdir, open, writeFile } from 'node:fs/promises'
+import { mkdir, open, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { pipeline } from 'node:stream/promises'
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node'
-import type { JobsClient } from '../kube/client.ts'
+import type { JobsClient, LogKeep, LogTarget } from '../kube/client.ts'
 import { apiErrorMessage, statusCode } from '../kube/errors.ts'
 import { ClusterUnreachable } from '../kube/retry.ts'
 
@@ -15,7 +16,7 @@ import { ClusterUnreachable } from '../kube/retry.ts'
 export interface SavedLogFile {
   file: string
   bytes: number
-  /** Cut at max-log-bytes (the file ends with a line saying so). */
+  /** Longer than max-log-bytes: its middle was cut, and a line in the file says where and how much. */
   truncated: boolean
 }
 
@@ -29,7 +30,7 @@ export interface HarvestedLogs {
    * they have no log, and a note file says so in their place.
    */
   neverRan?: string[]
-  /** The last lines of the logs, for the summary of a failed Job (read only when asked). */
+  /** The last lines of the logs (their real end), for the summary of a failed Job (kept only when asked). */
   tails?: { file: string; lines: string[] }[]
 }
 
@@ -78,13 +79,25 @@ function readError(e: unknown): string {
   return `${status} ${name}${message === name ? '' : `: ${message}`}${status === 403 ? " (the credentials lack 'get' on pods/log)" : ''}`
 }
 
+/** The target of one attempt to save a log to `path`: the file, created 0600 or emptied. */
+function fileTarget(path: string): () => Promise<LogTarget> {
+  return async () => {
+    const handle = await open(path, 'w', 0o600)
+    return {
+      write: (body) => pipeline(body, handle.createWriteStream()),
+      discard: () => handle.close()
+    }
+  }
+}
+
 /**
- * Saves the logs of every pod of the Job; never throws for a log it cannot save (it is a failure),
- * only when the cluster is unreachable: that is no fault of this Job's logs, and ends the run.
+ * Saves the logs of every pod of the Job, each as `keep` says (with its last lines when asked);
+ * never throws for a log it cannot save (it is a failure), only when the cluster is unreachable:
+ * that is no fault of this Job's logs, and ends the run.
  */
-export async function harvestLogs(client: JobsClient, job: LogSource, logsDir: string, limitBytes: number): Promise<HarvestedLogs> {
+export async function harvestLogs(client: JobsClient, job: LogSource, logsDir: string, keep: LogKeep): Promise<HarvestedLogs> {
   const neverRan: string[] = []
-  const result: HarvestedLogs = { files: [], failures: [], neverRan }
+  const result: HarvestedLogs = { files: [], failures: [], neverRan, tails: keep.lastLines > 0 ? [] : undefined }
   let pods: V1Pod[]
   try {
     pods = await client.listPodsOfJob(job.namespace, job.uid)
@@ -106,9 +119,9 @@ export async function harvestLogs(client: JobsClient, job: LogSource, logsDir: s
     for (const { container, previous } of logs.reads) {
       const file = join(job.namespace, job.name, podName, `${container}${previous ? '.previous' : ''}.log`)
       try {
-        const saved = await client.saveLog(job.namespace, podName, container, previous, limitBytes, join(logsDir, file))
-        if (saved.truncated) await appendFile(join(logsDir, file), `\n[job-sweeper: cut at ${limitBytes} bytes (max-log-bytes)]\n`)
-        result.files.push({ file, ...saved })
+        const saved = await client.saveLog(job.namespace, podName, container, previous, keep, fileTarget(join(logsDir, file)))
+        result.files.push({ file, bytes: saved.bytes, truncated: saved.truncated })
+        result.tails?.push({ file, lines: saved.lastLines })
       } catch (e) {
         if (e instanceof ClusterUnreachable) throw e
         result.failures.push(`cannot save the log of ${podName}/${container}${previous ? ' (previous)' : ''}: ${whyNotSaved(e)}`)
@@ -131,22 +144,4 @@ export async function harvestLogs(client: JobsClient, job: LogSource, logsDir: s
 function whyNotSaved(e: unknown): string {
   const code = (e as NodeJS.ErrnoException).code
   return typeof code === 'string' && code.startsWith('E') && !code.startsWith('ECONN') ? `cannot write it: ${code}` : readError(e)
-}
-
-const TAIL_BYTES = 8192
-
-/** The last `count` lines of a saved log (read from its end: the file may be large). */
-export async function readTail(logsDir: string, file: string, count: number): Promise<string[]> {
-  const handle = await open(join(logsDir, file), 'r')
-  try {
-    const { size } = await handle.stat()
-    const length = Math.min(size, TAIL_BYTES)
-    const buffer = Buffer.alloc(length)
-    await handle.read(buffer, 0, length, size - length)
-    const lines = buffer.toString('utf8').trimEnd().split('\n')
-    // The first line of a cut window may be partial.
-    return (size > length ? lines.slice(1) : lines).slice(-count)
-  } finally {
-    await handle.close()
-  }
 }

@@ -17,6 +17,8 @@ import type {
   JobEvent,
   JobListing,
   JobsClient,
+  LogKeep,
+  LogTarget,
   Precondition,
   Propagation,
   SavedLog,
@@ -328,14 +330,15 @@ export class KubeJobsClient implements JobsClient {
     return pods
   }
 
-  saveLog(namespace: string, pod: string, container: string, previous: boolean, limitBytes: number, file: string): Promise<SavedLog> {
-    // Each attempt writes the file anew: a retried read never appends to a half-written one.
+  saveLog(namespace: string, pod: string, container: string, previous: boolean, keep: LogKeep, open: () => Promise<LogTarget>): Promise<SavedLog> {
+    // Each attempt writes a target anew: a retried read never appends to a half-written one.
     return this.call(`read the log of ${namespace}/${pod}/${container}`, () => {
       this.sent++
       return streamLog(
         (query, signal) => this.openLog(query, signal),
-        { namespace, pod, container, previous, limitBytes, stallMs: this.options.logStallMs },
-        file,
+        { namespace, pod, container, previous, stallMs: this.options.logStallMs },
+        keep,
+        open,
         () => {
           this.answeredAt = Date.now()
         }

@@ -33,9 +33,34 @@ export type WatchHandler = (type: string, object: Record<string, unknown>) => vo
 
 /** What one saved container log came to. */
 export interface SavedLog {
+  /** Bytes stored: the log, or past the limit its head, the cut marker line and its tail. */
   bytes: number
-  /** The log reached the byte limit: the file holds its first `limit` bytes only. */
+  /** The log was longer than the limit: its middle was cut (log-cut.ts). */
   truncated: boolean
+  /** Bytes of the log that were cut out (0 when it is whole). */
+  cutBytes: number
+  /** Bytes of the whole log, as the API server sent it. */
+  logBytes: number
+  /** The last lines of the log (its real end), as many as asked for. */
+  lastLines: string[]
+}
+
+/** What is kept of a log: at most `maxBytes` of it (its head and tail past that), and its last lines. */
+export interface LogKeep {
+  maxBytes: number
+  /** How many of its last lines to give back (0: none). */
+  lastLines: number
+}
+
+/**
+ * Where one read of a log goes (a file, an object in a bucket), opened before the log is asked
+ * for. Each attempt of a read has its own: a retried read never appends to a failed one.
+ */
+export interface LogTarget {
+  /** Stores the stream whole; resolves once it is stored, rejects (leaving nothing that looks complete) when it is not, or when the stream fails. */
+  write(body: Readable): Promise<void>
+  /** Gives the target up unwritten: the log could not be read. */
+  discard(): Promise<void>
 }
 
 /** Jobs, and (ClusterObjects) the namespace, Helm's release records and job-sweeper's Leases. */
@@ -61,8 +86,12 @@ export interface JobsClient extends ClusterObjects {
   listPodsOfJob(namespace: string, jobUid: string): Promise<V1Pod[]>
   /** The pods of every Job with these UIDs in the namespace: one list per 50 Jobs (label selector `controller-uid in (…)`), not one per Job. */
   listPodsOfJobs(namespace: string, jobUids: string[]): Promise<V1Pod[]>
-  /** Streams a container's log to `file` (created 0600); `previous` reads the restart before the current one. */
-  saveLog(namespace: string, pod: string, container: string, previous: boolean, limitBytes: number, file: string): Promise<SavedLog>
+  /**
+   * Streams a container's log into the target `open` gives, as much of it as `keep` says;
+   * `previous` reads the restart before the current one. A read that fails in a way that may pass
+   * is retried, into a new target; a target that fails is not (its own error is thrown).
+   */
+  saveLog(namespace: string, pod: string, container: string, previous: boolean, keep: LogKeep, open: () => Promise<LogTarget>): Promise<SavedLog>
   /**
    * Follows a container's log (follow=true) from its start, at most `limitBytes` of it: the API
    * server's answer as a stream, which ends when the container does; `signal` ends it at once.

@@ -1,10 +1,14 @@
-// One read of a container's log into a file: the API server's answer is streamed, a watchdog gives
-// up on a read that stalls (or never starts), and the bytes are counted against the limit.
-import type { WriteStream } from 'node:fs'
-import { open, truncate } from 'node:fs/promises'
-import { Transform, type Readable } from 'node:stream'
+// One read of a container's log into a target (a file, an upload): the API server's answer is
+// streamed, a watchdog gives up on a read that stalls (or never starts), and past the byte limit
+// the log keeps its head and its tail (log-cut.ts). The whole log is read: its end is what matters
+// most, and the API server has no way to send only the end of a log by bytes. A container's log
+// as the kubelet serves it is its current file, which the kubelet rotates at containerLogMaxSize
+// (10Mi by default), so the read is bounded by the node's setting, and memory by the tail's share.
+import type { Readable } from 'node:stream'
+import { Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import type { SavedLog } from './jobs-client.ts'
+import type { LogKeep, LogTarget, SavedLog } from './jobs-client.ts'
+import { LogCut } from './log-cut.ts'
 
 /** A request for a container's log, as pods/log takes it. */
 export interface LogQuery {
@@ -13,8 +17,8 @@ export interface LogQuery {
   container: string
   /** The restart before the current one. */
   previous: boolean
-  /** At most this many bytes of it. */
-  limitBytes: number
+  /** At most this many bytes of it (the API server cuts the rest); undefined: all of it. */
+  limitBytes?: number
   /** Keep the answer open and send what the container writes next, until it ends. */
   follow?: boolean
 }
@@ -31,15 +35,16 @@ export interface LogRead extends LogQuery {
 export type OpenLog = (query: LogQuery, signal: AbortSignal) => Promise<Readable>
 
 /**
- * Streams the log to `file` (created 0600, or truncated), at most `limitBytes` of it; `started` is
- * called once the API server answered. One byte more than the limit is asked for: a log of exactly
- * the limit is whole, not cut. Every failure, before the first byte or after, rejects the returned
- * promise (a failed read), never the process.
+ * Streams the log into the target `openTarget` gives (opened first: a target that cannot be opened
+ * fails the read before any request is made), keeping what `keep` says; `started` is called once
+ * the API server answered. Every failure, before the first byte or after, rejects the returned
+ * promise, never the process: a failed read with the read's error (the target is then given up,
+ * and leaves nothing that looks complete), a failed write with the target's own error, never the
+ * error of a read it stopped.
  */
-export async function streamLog(openLog: OpenLog, read: LogRead, file: string, started: () => void): Promise<SavedLog> {
-  const { stallMs, limitBytes } = read
-  // The file first: one that cannot be opened fails the read before any request is made.
-  const handle = await open(file, 'w', 0o600)
+export async function streamLog(openLog: OpenLog, read: LogRead, keep: LogKeep, openTarget: () => Promise<LogTarget>, started: () => void): Promise<SavedLog> {
+  const { stallMs } = read
+  const target = await openTarget()
   const abandon = new AbortController()
   let stall: NodeJS.Timeout | undefined
   const watchdog = (): void => {
@@ -49,36 +54,54 @@ export async function streamLog(openLog: OpenLog, read: LogRead, file: string, s
   // The watchdog ends a read whose answer never comes even if the request ignores the signal: the
   // wait for the answer is raced against it, so it is awaited (and handled) wherever it fires.
   const abandoned = new Promise<never>((_, reject) => abandon.signal.addEventListener('abort', () => reject(abandon.signal.reason), { once: true }))
-  let bytes = 0
-  // Once it exists, the file's stream closes the file (when it ends, or fails).
-  let output: WriteStream | undefined
   try {
     watchdog()
-    const opening = openLog({ ...read, limitBytes: limitBytes + 1 }, abandon.signal)
-    const body = await Promise.race([opening, abandoned]).catch((e: unknown) => {
+    const opening = openLog({ ...read, limitBytes: undefined }, abandon.signal)
+    let body: Readable
+    try {
+      body = await Promise.race([opening, abandoned])
+    } catch (e) {
       // An answer that comes after all is not read.
       opening.then(
         (late) => late.destroy(),
         () => undefined
       )
+      await target.discard().catch(() => undefined)
       throw e
-    })
+    }
     started()
     abandon.signal.addEventListener('abort', () => body.destroy(abandon.signal.reason), { once: true })
     const counter = new Transform({
       transform(chunk: Buffer, _encoding, done) {
-        bytes += chunk.length
         watchdog()
         done(null, chunk)
       }
     })
-    output = handle.createWriteStream()
-    await pipeline(body, counter, output)
+    const cut = new LogCut(keep.maxBytes, keep.lastLines)
+    // Which side failed first: a target that fails stops the read, and a read that fails makes the
+    // target fail (its input was destroyed); each time, the first failure is the one to report.
+    // The body's error comes before the pipeline destroys the target's input with it.
+    let writeFailure: { error: unknown } | undefined
+    let readFailed = false
+    body.once('error', () => {
+      readFailed ||= writeFailure === undefined
+    })
+    const writing = target.write(cut).catch((e: unknown) => {
+      if (readFailed) return
+      writeFailure = { error: e }
+      body.destroy()
+    })
+    const reading = await pipeline(body, counter, cut).then(
+      () => undefined,
+      (e: unknown) => ({ error: e })
+    )
+    await writing
+    if (writeFailure) throw writeFailure.error
+    if (reading) throw reading.error
+    const result = cut.result()
+    if (!result) throw new Error('the log ended before it was cut')
+    return { bytes: result.bytes, truncated: result.cutBytes > 0, cutBytes: result.cutBytes, logBytes: result.logBytes, lastLines: result.lastLines }
   } finally {
     clearTimeout(stall)
-    if (!output) await handle.close()
   }
-  if (bytes <= limitBytes) return { bytes, truncated: false }
-  await truncate(file, limitBytes)
-  return { bytes: limitBytes, truncated: true }
 }

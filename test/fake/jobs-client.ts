@@ -6,12 +6,24 @@
 // Gone once it is compacted away). Any call can be scripted (fail, answer lost, slow, another
 // client's change first), as Kubernetes' fake clientset takes reactors. It answers at the
 // interface, as the real client does after its retries: it never imitates HTTP.
-import { writeFile } from 'node:fs/promises'
-import { PassThrough, type Readable } from 'node:stream'
+import { PassThrough, Readable } from 'node:stream'
 import type { CoreV1Event, V1Job, V1Lease, V1Pod } from '@kubernetes/client-node'
-import type { DeleteResult, DryRunAnswer, JobEvent, JobListing, JobsClient, Precondition, Propagation, SavedLog, WatchHandler } from '../../src/kube/client.ts'
+import type {
+  DeleteResult,
+  DryRunAnswer,
+  JobEvent,
+  JobListing,
+  JobsClient,
+  LogKeep,
+  LogTarget,
+  Precondition,
+  Propagation,
+  SavedLog,
+  WatchHandler
+} from '../../src/kube/client.ts'
 import type { Clock } from '../../src/kube/clock.ts'
 import { toJobRecord, type JobRecord } from '../../src/kube/job-record.ts'
+import { streamLog } from '../../src/kube/log-stream.ts'
 import { ApiError } from '../../src/kube/rest.ts'
 import { ClusterUnreachable, NoAnswer } from '../../src/kube/retry.ts'
 import { matchesSelector } from '../../src/settings/selector.ts'
@@ -142,7 +154,7 @@ export class FakeJobsClient implements JobsClient {
   readonly calls: FakeCall[] = []
   /** Events recorded, as `namespace/name reason: message`. */
   readonly events: string[] = []
-  /** Log files written by saveLog. */
+  /** Logs saved by saveLog (namespace/pod/container). */
   readonly savedLogs: string[] = []
 
   private readonly clock: Clock
@@ -421,13 +433,19 @@ export class FakeJobsClient implements JobsClient {
       .map((p) => structuredClone(p))
   }
 
-  saveLog(namespace: string, pod: string, container: string, previous: boolean, limitBytes: number, file: string): Promise<SavedLog> {
+  saveLog(namespace: string, pod: string, container: string, previous: boolean, keep: LogKeep, open: () => Promise<LogTarget>): Promise<SavedLog> {
     return this.answer('saveLog', [`${namespace}/${pod}/${container}`, previous], async () => {
       const text = Buffer.from(this.logs.get(`${namespace}/${pod}/${container}`) ?? '')
-      const kept = text.subarray(0, limitBytes)
-      await writeFile(file, kept, { mode: 0o600 })
-      this.savedLogs.push(file)
-      return { bytes: kept.length, truncated: text.length > limitBytes }
+      // The stored log served as the API server would; what is kept of it is the real client's doing.
+      const saved = await streamLog(
+        async () => Readable.from([text]),
+        { namespace, pod, container, previous, stallMs: 60_000 },
+        keep,
+        open,
+        () => undefined
+      )
+      this.savedLogs.push(`${namespace}/${pod}/${container}`)
+      return saved
     })
   }
 

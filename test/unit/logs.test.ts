@@ -1,15 +1,16 @@
 // Saving logs, without a cluster: which containers have a log (only those that ran), what a read
 // that fails says (the API server's own message), and that a read failing before its first byte
 // (a stall, a file that cannot be opened) is a failed read, never an unhandled rejection.
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PassThrough, Readable } from 'node:stream'
 import { jest } from '@jest/globals'
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node'
 import { harvestLogs, podLogs } from '../../src/execute/logs.ts'
-import type { JobsClient } from '../../src/kube/jobs-client.ts'
-import { streamLog, type LogQuery, type OpenLog } from '../../src/kube/log-stream.ts'
+import type { JobsClient, LogKeep, LogTarget } from '../../src/kube/jobs-client.ts'
+import { streamLog, type LogQuery, type LogRead, type OpenLog } from '../../src/kube/log-stream.ts'
+import { fileAt } from './log-targets.ts'
 import { ApiError } from '../../src/kube/rest.ts'
 import { buildReport } from '../../src/report/summary.ts'
 
@@ -68,24 +69,25 @@ describe('only containers that ran have a log', () => {
   })
 })
 
-/** A JobsClient with only what the harvest uses: the pods, and a saveLog that writes `log` or throws what `refuse` gives. */
+/** A JobsClient with only what the harvest uses: the pods, and a saveLog that stores `log of <container>` or throws what `refuse` gives. */
 function podsClient(pods: V1Pod[], refuse: (container: string) => unknown = () => undefined): { client: JobsClient; reads: string[] } {
   const reads: string[] = []
   const client = {
     listPodsOfJob: async () => pods,
-    saveLog: async (_ns: string, podName: string, container: string, previous: boolean, _limit: number, file: string) => {
+    saveLog: async (_ns: string, podName: string, container: string, previous: boolean, _keep: LogKeep, open: () => Promise<LogTarget>) => {
       reads.push(`${podName}/${container}${previous ? ' (previous)' : ''}`)
       const refusal = refuse(container)
       if (refusal) throw refusal
-      const { writeFileSync } = await import('node:fs')
-      writeFileSync(file, `log of ${container}\n`)
-      return { bytes: 10, truncated: false }
+      const text = `log of ${container}\n`
+      await (await open()).write(Readable.from([Buffer.from(text)]))
+      return { bytes: text.length, truncated: false, cutBytes: 0, logBytes: text.length, lastLines: [] }
     }
   } as unknown as JobsClient
   return { client, reads }
 }
 
 const job = { namespace: 'prod', name: 'app-migrate', uid: 'u1' }
+const keep: LogKeep = { maxBytes: 1000, lastLines: 0 }
 const initFailed = pod('app-migrate-x1', [status('migrate-schema', exited(1))], [status('main', waiting('PodInitializing'))])
 // What kube-apiserver relays of the kubelet's refusal to read a container that never started.
 const kubeletRefusal = (container: string): ApiError =>
@@ -106,7 +108,7 @@ describe('harvest', () => {
   test('a failed init container: its log is saved, the main container is noted as never ran, and nothing failed (a complete harvest)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'logs-unit-'))
     const { client, reads } = podsClient([initFailed], (c) => (c === 'main' ? kubeletRefusal(c) : undefined))
-    const logs = await harvestLogs(client, job, dir, 1000)
+    const logs = await harvestLogs(client, job, dir, keep)
     expect(reads).toEqual(['app-migrate-x1/migrate-schema']) // the main container's log is never asked for
     expect(logs.failures).toEqual([])
     expect(logs.files.map((f) => f.file)).toEqual(['prod/app-migrate/app-migrate-x1/migrate-schema.log'])
@@ -132,7 +134,7 @@ describe('harvest', () => {
     const dir = mkdtempSync(join(tmpdir(), 'logs-unit-'))
     const ran = pod('app-migrate-x1', [], [status('main', exited(1))])
     const { client } = podsClient([ran], kubeletRefusal)
-    const logs = await harvestLogs(client, job, dir, 1000)
+    const logs = await harvestLogs(client, job, dir, keep)
     expect(logs.failures).toEqual([
       'cannot save the log of app-migrate-x1/main: 400 Bad Request: container "main" in pod "app-migrate-x1" is waiting to start: PodInitializing'
     ])
@@ -147,7 +149,7 @@ describe('harvest', () => {
       'GET x'
     )
     const { client } = podsClient([pod('p', [], [status('main', exited(1))])], () => forbidden)
-    const logs = await harvestLogs(client, job, dir, 1000)
+    const logs = await harvestLogs(client, job, dir, keep)
     expect(logs.failures).toEqual([
       `cannot save the log of p/main: 403 Forbidden: pods "p" is forbidden: User "u" cannot get resource "pods/log" (the credentials lack 'get' on pods/log)`
     ])
@@ -155,14 +157,8 @@ describe('harvest', () => {
 })
 
 describe('a read that fails before its first byte is a failed read', () => {
-  const read = (stallMs: number): LogQuery & { stallMs: number } => ({
-    namespace: 'prod',
-    pod: 'p',
-    container: 'main',
-    previous: false,
-    limitBytes: 100,
-    stallMs
-  })
+  const read = (stallMs: number): LogRead => ({ namespace: 'prod', pod: 'p', container: 'main', previous: false, stallMs })
+  const keep: LogKeep = { maxBytes: 100, lastLines: 0 }
   // jest fails a test during which a promise rejection goes unhandled: the old stream's did (its
   // file's pipeline rejected while the request was still awaited), and the process died of it.
   const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 50))
@@ -176,7 +172,7 @@ describe('a read that fails before its first byte is a failed read', () => {
       return new Promise<Readable>(() => undefined)
     }
     const started = jest.fn()
-    await expect(streamLog(never, read(100), join(dir, 'main.log'), started)).rejects.toThrow('log stream sent nothing for 0.1s')
+    await expect(streamLog(never, read(100), keep, fileAt(join(dir, 'main.log')), started)).rejects.toThrow('log stream sent nothing for 0.1s')
     await settle()
     expect(started).not.toHaveBeenCalled()
     expect(signal?.aborted).toBe(true) // the request is abandoned too
@@ -187,7 +183,7 @@ describe('a read that fails before its first byte is a failed read', () => {
     const body = new PassThrough()
     body.write('first line\n')
     const started = jest.fn()
-    await expect(streamLog(async () => body, read(100), join(dir, 'main.log'), started)).rejects.toThrow('log stream sent nothing for 0.1s')
+    await expect(streamLog(async () => body, read(100), keep, fileAt(join(dir, 'main.log')), started)).rejects.toThrow('log stream sent nothing for 0.1s')
     expect(started).toHaveBeenCalledTimes(1)
     await settle()
   })
@@ -196,13 +192,13 @@ describe('a read that fails before its first byte is a failed read', () => {
     const dir = mkdtempSync(join(tmpdir(), 'logs-unit-'))
     const open = jest.fn<OpenLog>(async () => Readable.from(['a log\n']))
     // A directory where the file should be, and a folder that is not there.
-    await expect(streamLog(open, read(10_000), dir, () => undefined)).rejects.toMatchObject({ code: 'EISDIR' })
-    await expect(streamLog(open, read(10_000), join(dir, 'missing', 'main.log'), () => undefined)).rejects.toMatchObject({ code: 'ENOENT' })
+    await expect(streamLog(open, read(10_000), keep, fileAt(dir), () => undefined)).rejects.toMatchObject({ code: 'EISDIR' })
+    await expect(streamLog(open, read(10_000), keep, fileAt(join(dir, 'missing', 'main.log')), () => undefined)).rejects.toMatchObject({ code: 'ENOENT' })
     await settle()
     expect(open).not.toHaveBeenCalled()
   })
 
-  test('a log that answers is saved, one byte more asked for than the limit; over the limit it is cut (positive control)', async () => {
+  test('a log that answers is saved whole up to the limit, and the whole log is asked for: its end is needed (positive control)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'logs-unit-'))
     const asked: LogQuery[] = []
     const serve =
@@ -211,17 +207,14 @@ describe('a read that fails before its first byte is a failed read', () => {
         asked.push(query)
         return Readable.from([Buffer.from(text)])
       }
-    await expect(streamLog(serve('0123456789'), { ...read(1000), limitBytes: 10 }, join(dir, 'whole.log'), () => undefined)).resolves.toEqual({
+    await expect(streamLog(serve('0123456789'), read(1000), { maxBytes: 10, lastLines: 0 }, fileAt(join(dir, 'whole.log')), () => undefined)).resolves.toEqual({
       bytes: 10,
-      truncated: false
+      truncated: false,
+      cutBytes: 0,
+      logBytes: 10,
+      lastLines: []
     })
     expect(readFileSync(join(dir, 'whole.log'), 'utf8')).toBe('0123456789')
-    await expect(streamLog(serve('0123456789AB'), { ...read(1000), limitBytes: 10 }, join(dir, 'cut.log'), () => undefined)).resolves.toEqual({
-      bytes: 10,
-      truncated: true
-    })
-    expect(readFileSync(join(dir, 'cut.log'), 'utf8')).toBe('0123456789')
-    expect(asked.map((q) => q.limitBytes)).toEqual([11, 11])
-    expect(existsSync(join(dir, 'whole.log'))).toBe(true)
+    expect(asked.map((q) => q.limitBytes)).toEqual([undefined])
   })
 })
