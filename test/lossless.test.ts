@@ -149,7 +149,7 @@ test('a log of exactly max-log-bytes is saved whole, without a marker (beside th
   expectNoStackTrace(run)
   expect(run.code).toBe(0)
   expect(readFileSync(join(dir, ns, name, pod, 'main.log'), 'utf8')).toBe(log)
-  expect(run.summary).not.toContain('cut at max-log-bytes')
+  expect(run.summary).not.toContain('longer than max-log-bytes')
   await expectPrunedOnce(ns, [name])
 })
 

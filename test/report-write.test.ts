@@ -31,7 +31,7 @@ test('action pre: the report file cannot be written after two deletes; the error
   expect(error).toContain(`could not write the report in logs-dir '${logsDir}' (`)
   expect(error).toContain(`it deleted 2 Job(s): ${ns}/${release}-migrate, ${ns}/${release}-seed`)
   expect(error).not.toContain('Nothing was changed')
-  expect(run.stdout.match(/^::warning::logs of Job .* cut at max-log-bytes.*$/gm)).toHaveLength(2)
+  expect(run.stdout.match(/^::warning::logs of Job .* longer than max-log-bytes.*$/gm)).toHaveLength(2)
   expect(outputNames(run, 'pruned')).toEqual([`${release}-migrate`, `${release}-seed`])
   expect(run.summary).toContain(`${release}-migrate`)
   // The phase itself succeeded: the post step will run.

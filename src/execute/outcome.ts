@@ -38,7 +38,7 @@ export interface RunResult {
   outcomes: JobOutcome[]
   /** Problems that fail the step, each naming its Job. */
   errors: string[]
-  /** Problems that do not (an event that could not be recorded, a log cut at max-log-bytes). */
+  /** Problems that do not (an event that could not be recorded, a log longer than max-log-bytes). */
   warnings: string[]
   /** API requests the run sent, retries included (for users on API Priority and Fairness). */
   apiRequests?: number
