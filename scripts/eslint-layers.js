@@ -15,8 +15,9 @@ export const FLOORS = [
   ['text'],
   // The inputs, parsed once.
   ['settings'],
-  // The cluster client; it names inputs (settings) when a kubeconfig does not load.
-  ['kube'],
+  // The cluster client; it names inputs (settings) when a kubeconfig does not load. Beside it, where
+  // saved logs go (a directory, a bucket): the other outside service the engine writes to.
+  ['kube', 'store'],
   ['observe'],
   ['plan'],
   ['execute'],

@@ -115,7 +115,7 @@ describe('every pod of a Job has its logs saved before the Job is deleted', () =
     expect(job.status?.succeeded).toBe(3)
     expect(pods).toHaveLength(3)
     expect(pods.map((p) => p.replace(/-[a-z0-9]+$/, '')).sort()).toEqual([`${name}-0`, `${name}-1`, `${name}-2`])
-    expect(readdirSync(jobDir).sort()).toEqual(pods)
+    expect(readdirSync(jobDir).sort()).toEqual([...pods, 'job.json'].sort())
     for (const pod of pods) expect(readFileSync(join(jobDir, pod, 'main.log'), 'utf8')).toContain('migrate: applying 0042_add_tuples_index')
   })
 
@@ -128,7 +128,7 @@ describe('every pod of a Job has its logs saved before the Job is deleted', () =
     )
     expect(job.status?.failed).toBe(2)
     expect(pods).toHaveLength(2)
-    expect(readdirSync(jobDir).sort()).toEqual(pods)
+    expect(readdirSync(jobDir).sort()).toEqual([...pods, 'job.json'].sort())
     for (const pod of pods) expect(readFileSync(join(jobDir, pod, 'main.log'), 'utf8')).toContain('migrate: ERROR: relation "tuples" already exists')
   })
 })

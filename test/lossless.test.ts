@@ -112,7 +112,7 @@ test('on-running: delete saves the running Job’s logs so far (harvest-logs fai
   const run = await runThrough(proxy, { release, namespace: ns, 'on-running': 'delete', 'logs-dir': dir })
   expectNoStackTrace(run)
   expect(run.code).toBe(0)
-  const [pod] = readdirSync(join(dir, ns, name))
+  const [pod] = readdirSync(join(dir, ns, name)).filter((f) => f !== 'job.json')
   expect(readFileSync(join(dir, ns, name, pod, 'main.log'), 'utf8')).toContain('migrate: applying 0042_add_tuples_index')
   // The log was read before the Job was deleted.
   const order = proxy.requests.all.map((r) => `${r.method} ${r.path}`)

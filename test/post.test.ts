@@ -86,13 +86,15 @@ test('wait-for-jobs with a failing migration: the step fails, its logs are saved
   const job = await getJob(ns, `${release}-migrate`)
   expect(job?.spec?.ttlSecondsAfterFinished).toBe(172800)
   const jobDir = join(logsDir, ns, `${release}-migrate`)
-  expect(readdirSync(jobDir)).toHaveLength(1)
-  expect(existsSync(join(jobDir, readdirSync(jobDir)[0], 'migrate.log'))).toBe(true)
+  // One pod's folder, and job.json beside it.
+  const [pod] = readdirSync(jobDir).filter((f) => f !== 'job.json')
+  expect(readdirSync(jobDir).sort()).toEqual([pod, 'job.json'].sort())
+  expect(existsSync(join(jobDir, pod, 'migrate.log'))).toBe(true)
   expect(run.summary).toContain(`Last lines of failed Job ${release}-migrate`)
   expect(run.summary).toContain('| failed |')
   expect(run.summary).toContain(`**❌ 1 failed: Job ${ns}/${release}-migrate failed; kept for failure-grace 2d so it can be inspected**`)
   // Its row: waited, then given its TTL, and where its log is, relative to logs-dir.
-  expect(run.summary).toMatch(new RegExp(`\\| waited, then TTL set \\| .* \\| <code>${ns}/${release}-migrate/${readdirSync(jobDir)[0]}/migrate.log</code> \\|`))
+  expect(run.summary).toMatch(new RegExp(`\\| waited, then TTL set \\| .* \\| <code>${ns}/${release}-migrate/${pod}/migrate.log</code> \\|`))
 })
 
 test('a Job that finished before the post phase: its TTL counts from its finish time', async () => {

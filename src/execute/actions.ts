@@ -12,6 +12,8 @@ import type { Plan, PlannedJob } from '../plan/plan.ts'
 import { ANNOTATION, MANAGED_LABEL, formatRetention, type Retention } from '../plan/retention.ts'
 import { redact } from '../text/secrets.ts'
 import type { Settings } from '../settings/settings.ts'
+import type { LogSink } from '../store/sink.ts'
+import { saveJobFile } from './job-file.ts'
 import { harvestLogs, type HarvestedLogs } from './logs.ts'
 import { outcome, type ExecuteContext, type JobOutcome, type WorkflowRun } from './outcome.ts'
 
@@ -31,6 +33,8 @@ export interface ActionContext extends ExecuteContext {
   /** Problems that fail the step / that do not. */
   errors: string[]
   warnings: string[]
+  /** Where logs are saved: logs-dir's directory or bucket. */
+  sink: LogSink
   /** Jobs whose tails were read so far. */
   tailed: { count: number }
   /**
@@ -75,7 +79,15 @@ async function saveLogs(p: PlannedJob, ctx: ActionContext): Promise<{ logs: Harv
   // the logs' real ends as they are saved.
   const tailed = p.status === 'failed' && ctx.tailed.count < MAX_TAILED_JOBS
   if (tailed) ctx.tailed.count++
-  const logs = await harvestLogs(ctx.client, p, settings.logsDir, { maxBytes: settings.maxLogBytes, lastLines: tailed ? TAIL_LINES : 0 })
+  const harvest = await harvestLogs(ctx.client, p, ctx.sink, { maxBytes: settings.maxLogBytes, lastLines: tailed ? TAIL_LINES : 0 })
+  const { logs } = harvest
+  // Last, so that a job.json that is there lists logs that are there.
+  const notSaved = await saveJobFile(ctx.client, ctx.sink, p, harvest, {
+    phase: ctx.plan.phase,
+    at: new Date(ctx.clock.now()),
+    workflowRun: ctx.workflowRun?.url
+  })
+  if (notSaved) logs.failures.push(notSaved)
   if (tailed && logs.files.length === 0) {
     ctx.tailed.count--
     logs.tails = undefined
@@ -85,7 +97,7 @@ async function saveLogs(p: PlannedJob, ctx: ActionContext): Promise<{ logs: Harv
     logs.tails = logs.tails
       .map(({ file, lines }) => ({ file, lines: settings.maskLogTails ? lines.map(redact) : lines }))
       .filter(({ lines }) => lines.some((l) => l.trim() !== ''))
-  // Cancelled meanwhile: what was saved stays on disk, and the action goes no further.
+  // Cancelled meanwhile: what was saved stays saved, and the action goes no further.
   if (ctx.signal?.aborted) return { logs, proceed: false }
   const cut = logs.files.filter((f) => f.truncated)
   if (cut.length > 0)

@@ -14,6 +14,7 @@ import type { Problem } from '../plan/policy.ts'
 import { ageSeconds, jobStatus } from '../plan/predicates.ts'
 import { formatDuration } from '../text/duration.ts'
 import type { Settings } from '../settings/settings.ts'
+import { DiskSink } from '../store/disk-sink.ts'
 import { someNames } from '../text/shorten.ts'
 import { inert } from '../text/workflow-commands.ts'
 import { CANCELLED, deleteAction, isUnreachable, stoppedBy, ttlAction, UNREACHABLE, type ActionContext } from './actions.ts'
@@ -92,6 +93,7 @@ export async function execute(plan: Plan, client: JobsClient, settings: Settings
   }
   const clock = ctx.clock ?? realClock
   const events = new PQueue({ concurrency: settings.concurrency })
+  const sink = new DiskSink(settings.logsDir)
   const actions: ActionContext = {
     ...ctx,
     clock,
@@ -100,6 +102,7 @@ export async function execute(plan: Plan, client: JobsClient, settings: Settings
     plan,
     errors: result.errors,
     warnings: result.warnings,
+    sink,
     tailed: { count: 0 },
     events,
     down: {}
@@ -134,6 +137,7 @@ export async function execute(plan: Plan, client: JobsClient, settings: Settings
     watches.stop()
     await live.stop()
     await events.onIdle()
+    await sink.close()
   }
   result.outcomes = [...outcomes.values()].sort((a, b) => a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name))
   const down = actions.down.error

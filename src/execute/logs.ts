@@ -1,23 +1,30 @@
 // Saving a Job's pod logs: every container that ran (init containers and the previous restart
-// included) of every pod, streamed as bytes to <logs-dir>/<namespace>/<job>/<pod>/<container>.log,
-// each kept whole up to max-log-bytes, past it its head and its end (src/kube/log-cut.ts). A container that never ran has no log (a kubelet answers 400 to
-// the read): a note says so instead. Pure I/O: it returns what it saved and what it could not; the
-// executor decides.
+// included) of every pod, streamed as bytes into the sink logs-dir names (a directory or a bucket)
+// at <namespace>/<job>/<pod>/<container>.log, each kept whole up to max-log-bytes, past it its head
+// and its end (src/kube/log-cut.ts). A container that never ran has no log (a kubelet answers 400
+// to the read): a note says so instead. Pure I/O: it returns what it saved and what it could not;
+// the executor decides.
 import { STATUS_CODES } from 'node:http'
-import { mkdir, open, writeFile } from 'node:fs/promises'
-import { join } from 'node:path'
-import { pipeline } from 'node:stream/promises'
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node'
-import type { JobsClient, LogKeep, LogTarget } from '../kube/client.ts'
+import type { JobsClient, LogKeep } from '../kube/client.ts'
 import { apiErrorMessage, statusCode } from '../kube/errors.ts'
 import { ClusterUnreachable } from '../kube/retry.ts'
+import { SinkError, writeText, type LogSink } from '../store/sink.ts'
 
-/** One saved container log, relative to logs-dir. */
+/** How logs and notes are stored: plain text, in UTF-8 as containers mostly write. */
+export const TEXT = 'text/plain; charset=utf-8'
+
+/** One saved container log. */
 export interface SavedLogFile {
+  /** Its key under logs-dir: <namespace>/<job>/<pod>/<container>.log. */
   file: string
+  /** Bytes stored (with a cut log's marker line). */
   bytes: number
   /** Longer than max-log-bytes: its middle was cut, and a line in the file says where and how much. */
   truncated: boolean
+  /** Bytes of the log as the API server sent it, and how many of them were cut out. */
+  logBytes?: number
+  cutBytes?: number
 }
 
 /** What was saved of one Job's logs, and what could not be. */
@@ -79,69 +86,61 @@ function readError(e: unknown): string {
   return `${status} ${name}${message === name ? '' : `: ${message}`}${status === 403 ? " (the credentials lack 'get' on pods/log)" : ''}`
 }
 
-/** The target of one attempt to save a log to `path`: the file, created 0600 or emptied. */
-function fileTarget(path: string): () => Promise<LogTarget> {
-  return async () => {
-    const handle = await open(path, 'w', 0o600)
-    return {
-      write: (body) => pipeline(body, handle.createWriteStream()),
-      discard: () => handle.close()
-    }
-  }
+/** What one harvest read and saved: its logs (kept in the Job's outcome), and the pods they are of. */
+export interface Harvest {
+  logs: HarvestedLogs
+  /** The Job's pods as listed for the harvest (for job.json; not kept in the outcome). */
+  pods: V1Pod[]
 }
 
+/** The key of a Job's folder under logs-dir. */
+export const jobKey = (job: { namespace: string; name: string }): string => `${job.namespace}/${job.name}`
+
 /**
- * Saves the logs of every pod of the Job, each as `keep` says (with its last lines when asked);
- * never throws for a log it cannot save (it is a failure), only when the cluster is unreachable:
- * that is no fault of this Job's logs, and ends the run.
+ * Saves the logs of every pod of the Job into `sink`, each as `keep` says (with its last lines
+ * when asked); never throws for a log it cannot save (it is a failure), only when the cluster is
+ * unreachable: that is no fault of this Job's logs, and ends the run.
  */
-export async function harvestLogs(client: JobsClient, job: LogSource, logsDir: string, keep: LogKeep): Promise<HarvestedLogs> {
+export async function harvestLogs(client: JobsClient, job: LogSource, sink: LogSink, keep: LogKeep): Promise<Harvest> {
   const neverRan: string[] = []
-  const result: HarvestedLogs = { files: [], failures: [], neverRan, tails: keep.lastLines > 0 ? [] : undefined }
+  const logs: HarvestedLogs = { files: [], failures: [], neverRan, tails: keep.lastLines > 0 ? [] : undefined }
   let pods: V1Pod[]
   try {
     pods = await client.listPodsOfJob(job.namespace, job.uid)
   } catch (e) {
     if (e instanceof ClusterUnreachable) throw e
-    result.failures.push(`cannot list its pods: ${apiErrorMessage(e)}`)
-    return result
+    logs.failures.push(`cannot list its pods: ${apiErrorMessage(e)}`)
+    return { logs, pods: [] }
   }
   for (const pod of pods) {
     const podName = pod.metadata?.name ?? ''
-    try {
-      // Logs can hold secrets: only the runner's user may read them.
-      await mkdir(join(logsDir, job.namespace, job.name, podName), { recursive: true, mode: 0o700 })
-    } catch (e) {
-      result.failures.push(`cannot create a directory in logs-dir: ${(e as NodeJS.ErrnoException).code ?? e}`)
-      return result
-    }
-    const logs = podLogs(pod)
-    for (const { container, previous } of logs.reads) {
-      const file = join(job.namespace, job.name, podName, `${container}${previous ? '.previous' : ''}.log`)
+    const podKey = `${jobKey(job)}/${podName}`
+    const wanted = podLogs(pod)
+    for (const { container, previous } of wanted.reads) {
+      const file = `${podKey}/${container}${previous ? '.previous' : ''}.log`
       try {
-        const saved = await client.saveLog(job.namespace, podName, container, previous, keep, fileTarget(join(logsDir, file)))
-        result.files.push({ file, bytes: saved.bytes, truncated: saved.truncated })
-        result.tails?.push({ file, lines: saved.lastLines })
+        const saved = await client.saveLog(job.namespace, podName, container, previous, keep, () => sink.open(file, TEXT))
+        logs.files.push({ file, bytes: saved.bytes, truncated: saved.truncated, logBytes: saved.logBytes, cutBytes: saved.cutBytes })
+        logs.tails?.push({ file, lines: saved.lastLines })
       } catch (e) {
         if (e instanceof ClusterUnreachable) throw e
-        result.failures.push(`cannot save the log of ${podName}/${container}${previous ? ' (previous)' : ''}: ${whyNotSaved(e)}`)
+        logs.failures.push(`cannot save the log of ${podName}/${container}${previous ? ' (previous)' : ''}: ${whyNotSaved(e)}`)
       }
     }
-    for (const { container, why } of logs.neverRan) {
-      const note = join(logsDir, job.namespace, job.name, podName, `${container}.never-ran.txt`)
+    for (const { container, why } of wanted.neverRan) {
+      const note = `job-sweeper: container ${container} of pod ${podName} never ran (${why}), so it has no log.\n`
       try {
-        await writeFile(note, `job-sweeper: container ${container} of pod ${podName} never ran (${why}), so it has no log.\n`, { mode: 0o600 })
+        await writeText(sink, `${podKey}/${container}.never-ran.txt`, note, TEXT)
         neverRan.push(`${podName}/${container} (${why})`)
       } catch (e) {
-        result.failures.push(`cannot note that ${podName}/${container} never ran: ${whyNotSaved(e)}`)
+        logs.failures.push(`cannot note that ${podName}/${container} never ran: ${whyNotSaved(e)}`)
       }
     }
   }
-  return result
+  return { logs, pods }
 }
 
-/** A local file error (cannot write it: EACCES), or why the API server did not serve the log. */
+/** Why the sink could not store it (its own words), or why the API server did not serve the log. */
 function whyNotSaved(e: unknown): string {
-  const code = (e as NodeJS.ErrnoException).code
-  return typeof code === 'string' && code.startsWith('E') && !code.startsWith('ECONN') ? `cannot write it: ${code}` : readError(e)
+  return e instanceof SinkError ? e.message : readError(e)
 }

@@ -8,6 +8,7 @@ import { PassThrough, Readable } from 'node:stream'
 import { jest } from '@jest/globals'
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node'
 import { harvestLogs, podLogs } from '../../src/execute/logs.ts'
+import { DiskSink } from '../../src/store/disk-sink.ts'
 import type { JobsClient, LogKeep, LogTarget } from '../../src/kube/jobs-client.ts'
 import { streamLog, type LogQuery, type LogRead, type OpenLog } from '../../src/kube/log-stream.ts'
 import { fileAt } from './log-targets.ts'
@@ -108,7 +109,7 @@ describe('harvest', () => {
   test('a failed init container: its log is saved, the main container is noted as never ran, and nothing failed (a complete harvest)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'logs-unit-'))
     const { client, reads } = podsClient([initFailed], (c) => (c === 'main' ? kubeletRefusal(c) : undefined))
-    const logs = await harvestLogs(client, job, dir, keep)
+    const { logs } = await harvestLogs(client, job, new DiskSink(dir), keep)
     expect(reads).toEqual(['app-migrate-x1/migrate-schema']) // the main container's log is never asked for
     expect(logs.failures).toEqual([])
     expect(logs.files.map((f) => f.file)).toEqual(['prod/app-migrate/app-migrate-x1/migrate-schema.log'])
@@ -134,7 +135,7 @@ describe('harvest', () => {
     const dir = mkdtempSync(join(tmpdir(), 'logs-unit-'))
     const ran = pod('app-migrate-x1', [], [status('main', exited(1))])
     const { client } = podsClient([ran], kubeletRefusal)
-    const logs = await harvestLogs(client, job, dir, keep)
+    const { logs } = await harvestLogs(client, job, new DiskSink(dir), keep)
     expect(logs.failures).toEqual([
       'cannot save the log of app-migrate-x1/main: 400 Bad Request: container "main" in pod "app-migrate-x1" is waiting to start: PodInitializing'
     ])
@@ -149,7 +150,7 @@ describe('harvest', () => {
       'GET x'
     )
     const { client } = podsClient([pod('p', [], [status('main', exited(1))])], () => forbidden)
-    const logs = await harvestLogs(client, job, dir, keep)
+    const { logs } = await harvestLogs(client, job, new DiskSink(dir), keep)
     expect(logs.failures).toEqual([
       `cannot save the log of p/main: 403 Forbidden: pods "p" is forbidden: User "u" cannot get resource "pods/log" (the credentials lack 'get' on pods/log)`
     ])

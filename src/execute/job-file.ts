@@ -1,0 +1,139 @@
+// job.json, beside a Job's saved logs (<namespace>/<job>/job.json in logs-dir, a directory or a
+// bucket): what the Job was when its logs were saved (its status, why it failed, the Warning
+// Events that explain it) and what was saved of it (each log with its size, whole or cut, and what
+// could not be saved). It is written after the logs: a job.json that is there lists logs that are
+// there. jobFile() is pure; saveJobFile() reads the Events and writes it.
+import type { CoreV1Event, V1Pod } from '@kubernetes/client-node'
+import type { JobsClient } from '../kube/client.ts'
+import { apiErrorMessage, statusCode } from '../kube/errors.ts'
+import { ClusterUnreachable } from '../kube/retry.ts'
+import { explainingUids } from '../observe/job-events.ts'
+import { failureReason } from '../observe/job-failure.ts'
+import type { PlannedJob } from '../plan/plan.ts'
+import type { Phase } from '../settings/settings.ts'
+import { SinkError, writeText, type LogSink } from '../store/sink.ts'
+import { jobKey, type HarvestedLogs } from './logs.ts'
+
+/** One Warning Event about the Job or one of its pods. */
+export interface JobFileEvent {
+  /** `Job <name>` or `Pod <name>`. */
+  object: string
+  reason?: string
+  message?: string
+  count?: number
+  /** ISO 8601. */
+  lastSeen?: string
+}
+
+/** The content of job.json. */
+export interface JobFile {
+  /** The format: a reader can check it. */
+  format: 'job-sweeper.io/job/v1'
+  namespace: string
+  name: string
+  uid: string
+  /** Which phase saved the logs, and when (ISO 8601); the workflow run, when there is one. */
+  savedBy: { phase: Phase; at: string; workflowRun?: string }
+  /** The Job's status as job-sweeper decides on it: failed, succeeded, running, stuck… */
+  status: string
+  /** The Job's conditions that hold (type, reason, since), its start and completion, and its pods' counts. */
+  conditions: { type: string; reason?: string; since?: string }[]
+  startTime?: string
+  completionTime?: string
+  pods: { active?: number; succeeded?: number; failed?: number }
+  /** Why it failed, or never started, in words (the summary's). */
+  failureReason?: string
+  /** The Warning Events of the Job and its newest pods (read for Jobs that did not succeed), newest first. */
+  events?: JobFileEvent[]
+  /** Why the Events could not be read (the credentials may lack list on events). */
+  eventsError?: string
+  /** Each saved log, relative to this file's folder, with its size and whether it is whole. */
+  logs: { file: string; bytes: number; complete: boolean; logBytes?: number; cutBytes?: number }[]
+  /** Containers that never ran, so have no log. */
+  neverRan: string[]
+  /** What could not be saved: the Job is kept unless on-log-failure is delete. */
+  failures: string[]
+}
+
+const iso = (value: Date | string | undefined): string | undefined => (value === undefined ? undefined : new Date(value).toISOString())
+
+const eventTime = (e: CoreV1Event): string | undefined => iso((e.lastTimestamp ?? e.eventTime ?? e.firstTimestamp) as Date | string | undefined)
+
+/** job.json for the Job `p` whose logs are `logs`, read from `pods`, with the Events read (or why not). */
+export function jobFile(
+  p: PlannedJob,
+  logs: HarvestedLogs,
+  pods: V1Pod[],
+  events: { events?: CoreV1Event[]; error?: string },
+  saved: { phase: Phase; at: Date; workflowRun?: string }
+): JobFile {
+  const status = p.job.status ?? {}
+  const folder = `${jobKey(p)}/`
+  const why = p.status === 'failed' ? failureReason(p.job, pods, events.events) : p.job.neverStarted
+  return {
+    format: 'job-sweeper.io/job/v1',
+    namespace: p.namespace,
+    name: p.name,
+    uid: p.uid,
+    savedBy: { phase: saved.phase, at: saved.at.toISOString(), workflowRun: saved.workflowRun },
+    status: p.status,
+    conditions: (status.conditions ?? []).map((c) => ({ type: c.type, reason: c.reason, since: iso(c.lastTransitionTime) })),
+    startTime: iso(status.startTime),
+    completionTime: iso(status.completionTime),
+    pods: { active: status.active, succeeded: status.succeeded, failed: status.failed },
+    failureReason: why,
+    events: events.events
+      ?.map((e) => ({
+        object: `${e.involvedObject?.kind ?? 'object'} ${e.involvedObject?.name ?? ''}`.trim(),
+        reason: e.reason,
+        message: e.message,
+        count: e.count,
+        lastSeen: eventTime(e)
+      }))
+      .sort((a, b) => (b.lastSeen ?? '').localeCompare(a.lastSeen ?? '')),
+    eventsError: events.error,
+    logs: logs.files.map((f) => ({
+      file: f.file.startsWith(folder) ? f.file.slice(folder.length) : f.file,
+      bytes: f.bytes,
+      complete: !f.truncated,
+      logBytes: f.logBytes,
+      cutBytes: f.truncated ? f.cutBytes : undefined
+    })),
+    neverRan: logs.neverRan ?? [],
+    failures: logs.failures
+  }
+}
+
+/** The Warning Events of the Job and its newest pods; for a Job that succeeded none are read (they rarely say anything, and cost a list each). */
+async function eventsOf(client: JobsClient, p: PlannedJob, pods: V1Pod[]): Promise<{ events?: CoreV1Event[]; error?: string }> {
+  if (p.status === 'succeeded') return {}
+  try {
+    const lists = await Promise.all(explainingUids(p.uid, pods).map((uid) => client.listWarningEvents(p.namespace, uid)))
+    return { events: lists.flat() }
+  } catch (e) {
+    if (e instanceof ClusterUnreachable) throw e
+    const code = statusCode(e)
+    return { error: `${code === undefined ? '' : `${code} `}${apiErrorMessage(e)}${code === 403 ? " (the credentials lack 'list' on events)" : ''}` }
+  }
+}
+
+/**
+ * Writes the Job's job.json after its logs; returns why it could not be written (a failure of the
+ * harvest, like a log's), or undefined. Throws only when the cluster is unreachable.
+ */
+export async function saveJobFile(
+  client: JobsClient,
+  sink: LogSink,
+  p: PlannedJob,
+  harvest: { logs: HarvestedLogs; pods: V1Pod[] },
+  saved: { phase: Phase; at: Date; workflowRun?: string }
+): Promise<string | undefined> {
+  const events = await eventsOf(client, p, harvest.pods)
+  const file = jobFile(p, harvest.logs, harvest.pods, events, saved)
+  try {
+    await writeText(sink, `${jobKey(p)}/job.json`, `${JSON.stringify(file, null, 2)}\n`, 'application/json')
+    return undefined
+  } catch (e) {
+    return `cannot save job.json: ${e instanceof SinkError ? e.message : String(e)}`
+  }
+}
