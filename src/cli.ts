@@ -6,7 +6,7 @@ import { apiErrorMessage } from './kube/errors.ts'
 import { RunCancelled } from './kube/retry.ts'
 import { whereWords } from './observe/observed.ts'
 import { preflightCli } from './preflight/entry.ts'
-import { checkLogsDir, writeReportFile } from './report/file.ts'
+import { checkLogs, writeReportFile } from './report/file.ts'
 import { changesWords, listOutput, summarize } from './report/summary.ts'
 import { renderText } from './report/text.ts'
 import type { Console } from './report/console.ts'
@@ -14,7 +14,7 @@ import { phaseOnCluster } from './run.ts'
 import { redactResult } from './report/redact-result.ts'
 import { redact, secretMasker } from './text/secrets.ts'
 import { inertLines } from './text/workflow-commands.ts'
-import { parseSettings, SettingsError, type Settings } from './settings/settings.ts'
+import { logsWhere, parseSettings, SettingsError, type Settings } from './settings/settings.ts'
 
 // Outside GitHub Actions no runner masks what is printed: every line goes through the run's masker.
 const out = (text: string): boolean => process.stdout.write(redact(text))
@@ -41,7 +41,7 @@ async function main(argv: string[]): Promise<number> {
     command = parsed
     settings = parseSettings((name) => (name === 'phase' ? parsed.phase : (parsed.inputs[name] ?? '')))
     // Before the cluster is touched: a logs-dir that cannot be written is bad usage.
-    await checkLogsDir(settings.logsDir)
+    await checkLogs(settings, (secret) => secretMasker.add(secret))
   } catch (e) {
     if (e instanceof UsageError || e instanceof SettingsError) {
       process.stderr.write(`job-sweeper: ${e.message}\nRun 'job-sweeper --help' for usage.\n`)
@@ -78,7 +78,7 @@ async function main(argv: string[]): Promise<number> {
         namespace: whereWords(result.namespace),
         dryRun: result.dryRun,
         ...lists,
-        'logs-dir': settings.logsDir,
+        'logs-dir': logsWhere(settings.logsTarget),
         'report-file': reportFile,
         errors: result.errors,
         warnings: result.warnings,
@@ -88,7 +88,7 @@ async function main(argv: string[]): Promise<number> {
       out(`${JSON.stringify(json, null, 2)}\n`)
     } else {
       out(renderText(summary))
-      out(`\nLogs: ${settings.logsDir}\nReport: ${reportFile ?? 'not written'}\n`)
+      out(`\nLogs: ${logsWhere(settings.logsTarget)}\nReport: ${reportFile ?? 'not written'}\n`)
     }
     return result.errors.length > 0 ? 1 : 0
   } catch (e) {

@@ -8,7 +8,7 @@ import type { WorkflowRun } from './execute/outcome.ts'
 import { apiErrorMessage } from './kube/errors.ts'
 import { RunCancelled } from './kube/retry.ts'
 import { preflightAction } from './preflight/action.ts'
-import { checkLogsDir } from './report/file.ts'
+import { checkLogs } from './report/file.ts'
 import { changesWords } from './report/summary.ts'
 import { writeFailure, writeNoOutcomes, writeReport } from './report/write.ts'
 import type { Console } from './report/console.ts'
@@ -17,7 +17,7 @@ import { redactResult } from './report/redact-result.ts'
 import { redact, secretMasker } from './text/secrets.ts'
 import { inertLines } from './text/workflow-commands.ts'
 import { isKubeconfigPath } from './settings/kubeconfig-input.ts'
-import { INPUT, parseSettings, type Phase, type Settings } from './settings/settings.ts'
+import { INPUT, logsWhere, parseSettings, type Phase, type Settings } from './settings/settings.ts'
 
 /** Keys of the state the main step hands to the post step (core.saveState / getState). */
 export const STATE = {
@@ -79,14 +79,14 @@ export async function actionStep(): Promise<void> {
     const settings = readSettings()
     const phase: Phase = isPost ? 'post' : settings.phase
     phaseName = phase
-    await checkLogsDir(settings.logsDir)
+    await checkLogs(settings, mask)
     if (phase === 'preflight') return await preflightAction(settings, { console: actionsConsole, mask, signal })
     // Outside GitHub Actions no runner masks the log: what job-sweeper writes is redacted itself.
     const result = redactResult(await phaseOnCluster(phase, settings, { console: actionsConsole, mask, workflowRun: workflowRun(), signal }))
     const succeeded = result.errors.length === 0
     for (const w of result.warnings) core.warning(w)
     try {
-      await writeReport(result, settings.logsDir)
+      await writeReport(result, settings.logsDir, logsWhere(settings.logsTarget))
     } catch (e) {
       // After the phase did its work: the error says what that was, since no report will.
       result.errors.push(redact(`could not write the report in ${INPUT.logsDir} '${settings.logsDir}' (${apiErrorMessage(e)}); ${changesWords(result)}`))

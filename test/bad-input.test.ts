@@ -221,6 +221,17 @@ const cases: BadInput[] = [
     inputs: pre({ 'logs-dir': '{dir}/broken.yaml/logs' }),
     message: "Invalid logs-dir '{dir}/broken.yaml/logs': cannot create or write files in it (ENOTDIR)"
   },
+  // logs-dir takes a directory or s3://bucket/prefix, and nothing else: another scheme, or an s3:// without a bucket.
+  {
+    name: 'a logs-dir in another scheme',
+    inputs: pre({ 'logs-dir': 'gs://x' }),
+    message: "Invalid logs-dir 'gs://x': expected a directory or s3://bucket/prefix"
+  },
+  {
+    name: 'a logs-dir in s3:// without a bucket',
+    inputs: pre({ 'logs-dir': 's3:///logs' }),
+    message: "Invalid logs-dir 's3:///logs': expected a directory or s3://bucket/prefix; it names no bucket"
+  },
   { name: 'concurrency 0', inputs: sweep({ concurrency: '0' }), message: "Invalid concurrency '0': expected a whole number from 1 to 64" },
   { name: 'concurrency 65', inputs: sweep({ concurrency: '65' }), message: "Invalid concurrency '65': expected a whole number from 1 to 64" },
   { name: 'mask-log-tails maybe', inputs: pre({ 'mask-log-tails': 'maybe' }), message: "Invalid mask-log-tails 'maybe': expected true or false" },

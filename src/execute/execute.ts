@@ -14,7 +14,7 @@ import type { Problem } from '../plan/policy.ts'
 import { ageSeconds, jobStatus } from '../plan/predicates.ts'
 import { formatDuration } from '../text/duration.ts'
 import type { Settings } from '../settings/settings.ts'
-import { DiskSink } from '../store/disk-sink.ts'
+import { openLogSink } from '../store/open.ts'
 import { someNames } from '../text/shorten.ts'
 import { inert } from '../text/workflow-commands.ts'
 import { CANCELLED, deleteAction, isUnreachable, stoppedBy, ttlAction, UNREACHABLE, type ActionContext } from './actions.ts'
@@ -93,7 +93,7 @@ export async function execute(plan: Plan, client: JobsClient, settings: Settings
   }
   const clock = ctx.clock ?? realClock
   const events = new PQueue({ concurrency: settings.concurrency })
-  const sink = new DiskSink(settings.logsDir)
+  const sink = await openLogSink(settings.logsTarget)
   const actions: ActionContext = {
     ...ctx,
     clock,

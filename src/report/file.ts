@@ -4,7 +4,7 @@ import { mkdir, open, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { RunResult } from '../execute/outcome.ts'
 import { whereWords } from '../observe/observed.ts'
-import { INPUT, SettingsError } from '../settings/settings.ts'
+import { INPUT, SettingsError, type Settings } from '../settings/settings.ts'
 
 /**
  * Checks, before the cluster is touched, that logs-dir can be created and written: a run that
@@ -22,6 +22,20 @@ export async function checkLogsDir(logsDir: string): Promise<void> {
       `Invalid ${INPUT.logsDir} '${logsDir}': cannot create or write files in it (${code}); expected a directory job-sweeper can write to`
     )
   }
+}
+
+/**
+ * Checks logs-dir before the cluster is touched: the report file's directory can be written, and
+ * for a bucket the AWS SDK finds a region and credentials (their secrets go to `mask`), when the
+ * run may save logs there.
+ */
+export async function checkLogs(settings: Settings, mask: (secret: string) => void): Promise<void> {
+  await checkLogsDir(settings.logsDir)
+  const { logsTarget } = settings
+  if (logsTarget.kind !== 's3' || settings.phase === 'preflight' || settings.dryRun || settings.harvestLogs === 'none') return
+  // The AWS SDK is loaded only when logs go to a bucket.
+  const { checkS3Target } = await import('../store/s3-sink.ts')
+  await checkS3Target(logsTarget, mask)
 }
 
 // Jobs written per write: the file is never held whole in memory (tens of thousands of Jobs).

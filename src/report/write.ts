@@ -11,13 +11,14 @@ async function writeSummary(markdown: string): Promise<void> {
 }
 
 /**
- * Sets the outputs, writes the report file and the job summary. A report file that cannot be
- * written leaves the outputs and the summary written, and then throws.
+ * Sets the outputs, writes the report file (in `logsDir`) and the job summary; the logs-dir output
+ * is `logsWhere` (the directory, or s3://bucket/prefix). A report file that cannot be written
+ * leaves the outputs and the summary written, and then throws.
  */
-export async function writeReport(result: RunResult, logsDir: string): Promise<void> {
+export async function writeReport(result: RunResult, logsDir: string, logsWhere = logsDir): Promise<void> {
   const report = buildReport(result)
   for (const [name, value] of Object.entries(report.outputs)) core.setOutput(name, value)
-  core.setOutput('logs-dir', logsDir)
+  core.setOutput('logs-dir', logsWhere)
   const file = await writeReportFile(result, logsDir).then(
     (path) => ({ path }),
     (error: unknown) => ({ error })

@@ -2,13 +2,12 @@
 // Nothing else reads inputs: every other module takes Settings. Every bad input is refused here,
 // before the cluster is read; files the inputs name (manifest, kubeconfig) are read here too.
 import { existsSync, readFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import type { V1Job } from '@kubernetes/client-node'
 import { formatDuration, parseDuration } from '../text/duration.ts'
 import { renderedRelease, type RenderedRelease } from './rendered-release.ts'
 import { INPUT, SettingsError } from './inputs.ts'
 import { expandHome, readKubeconfigInput, type KubeconfigInput } from './kubeconfig-input.ts'
+import { defaultLogsDir, logsTargetOf, type LogsTarget } from './logs-dir.ts'
 import { renderedJobs } from './manifest.ts'
 import { isDnsLabel, isDnsSubdomain, labelKeyProblem } from './names.ts'
 import { selectorProblem } from './selector.ts'
@@ -16,6 +15,7 @@ import { parseSize } from './size.ts'
 
 export { INPUT, SettingsError } from './inputs.ts'
 export type { KubeconfigInput } from './kubeconfig-input.ts'
+export { logsWhere, type LogsTarget } from './logs-dir.ts'
 
 export const PHASES = ['pre', 'post', 'sweep', 'preflight'] as const
 /** pre: before helm upgrade; post: after the deployment; sweep: scheduled garbage collection; preflight: will the upgrade apply (changes nothing). */
@@ -102,7 +102,12 @@ export interface Settings {
   maskLogTails: boolean
   /** While pre or post waits on running Jobs, their containers' logs are printed into the run's log as they are written. */
   streamLogs: boolean
-  /** Where logs are saved: <logsDir>/<namespace>/<job>/<pod>/<container>.log. */
+  /**
+   * Where logs are saved (logs-dir): <dir>/<namespace>/<job>/<pod>/<container>.log and
+   * <namespace>/<job>/job.json, or the same keys under s3://bucket/prefix.
+   */
+  logsTarget: LogsTarget
+  /** The directory of the report file: logs-dir's, or with a bucket the runner's ($RUNNER_TEMP/job-sweeper/logs). */
   logsDir: string
   /** Plan and report only; change nothing. */
   dryRun: boolean
@@ -244,7 +249,9 @@ function parseManifest<T>(path: string, env: NodeJS.ProcessEnv, files: SettingsF
   try {
     return parse(text)
   } catch (e) {
-    throw new SettingsError(`Invalid ${INPUT.manifest} '${path}': expected YAML (helm template, or helm upgrade --dry-run=server output); ${(e as Error).message.split('\n')[0]}`)
+    throw new SettingsError(
+      `Invalid ${INPUT.manifest} '${path}': expected YAML (helm template, or helm upgrade --dry-run=server output); ${(e as Error).message.split('\n')[0]}`
+    )
   }
 }
 
@@ -309,6 +316,12 @@ function preflightOf(read: ReadInput, phase: Phase, scope: Scope): Pick<Settings
 /** Whether the phase checks every object of the manifest: preflight always, pre unless the gate is off. */
 const checksRelease = (phase: Phase, gate: PreflightGate): boolean => phase === 'preflight' || (phase === 'pre' && gate !== 'off')
 
+/** logs-dir: where logs go, and the directory of the report file. */
+function logsOf(read: ReadInput, env: NodeJS.ProcessEnv): Pick<Settings, 'logsTarget' | 'logsDir'> {
+  const logsTarget = logsTargetOf(optional(read, INPUT.logsDir), env)
+  return { logsTarget, logsDir: logsTarget.kind === 'dir' ? logsTarget.dir : defaultLogsDir(env) }
+}
+
 /** Parses and validates the inputs; throws SettingsError naming the first bad input. */
 export function parseSettings(read: ReadInput, env: NodeJS.ProcessEnv = process.env, files: SettingsFiles = DISK): Settings {
   const phase = oneOf(read, INPUT.phase, PHASES, 'pre')
@@ -360,7 +373,7 @@ export function parseSettings(read: ReadInput, env: NodeJS.ProcessEnv = process.
     maxLogBytes: size(read, INPUT.maxLogBytes, 10 * 1024 ** 2),
     maskLogTails: bool(read, INPUT.maskLogTails, true),
     streamLogs: bool(read, INPUT.streamLogs, true),
-    logsDir: expandHome(optional(read, INPUT.logsDir) ?? join(env.RUNNER_TEMP || tmpdir(), 'job-sweeper', 'logs'), env),
+    ...logsOf(read, env),
     dryRun: bool(read, INPUT.dryRun, false),
     ttlSeconds: retention(read, INPUT.ttl, '1h'),
     failureGraceSeconds: retention(read, INPUT.failureGrace, '24h'),

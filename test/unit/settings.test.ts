@@ -61,6 +61,7 @@ test('defaults', () => {
     maxLogBytes: 10 * 1024 * 1024,
     maskLogTails: true,
     streamLogs: true,
+    logsTarget: { kind: 'dir', dir: '/runner/tmp/job-sweeper/logs' },
     logsDir: '/runner/tmp/job-sweeper/logs',
     dryRun: false,
     ttlSeconds: 3600,

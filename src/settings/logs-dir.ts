@@ -1,0 +1,66 @@
+// The logs-dir input: a directory on this machine (~ expanded), or s3://bucket/prefix for an S3
+// bucket or an S3-compatible store. For a store, the endpoint is the AWS SDK's own setting
+// (AWS_ENDPOINT_URL_S3, else AWS_ENDPOINT_URL), read here only to check it and to address the
+// bucket by path, as S3-compatible stores expect; credentials and the region are the SDK's.
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { INPUT, SettingsError } from './inputs.ts'
+import { expandHome } from './kubeconfig-input.ts'
+
+/** Where saved logs go: a directory, or objects under a key prefix in a bucket. */
+export type LogsTarget =
+  | { kind: 'dir'; dir: string }
+  | {
+      kind: 's3'
+      /** The input as given, normalized: s3://bucket/prefix (no trailing slash). */
+      url: string
+      bucket: string
+      /** Key prefix without leading or trailing '/'; '' for the bucket's root. */
+      prefix: string
+      /** An S3-compatible store's endpoint from the environment (AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL); undefined: AWS. */
+      endpoint?: string
+    }
+
+/** The logs-dir as a user reads it: the directory, or s3://bucket/prefix. */
+export const logsWhere = (target: LogsTarget): string => (target.kind === 'dir' ? target.dir : target.url)
+
+const SCHEME = /^([a-z][a-z0-9+.-]*):\/\//i
+// S3's rules (3 to 63 lowercase letters, digits, '.' and '-'), widened to what S3-compatible stores
+// take: Google Cloud Storage allows '_' and names up to 222 characters with dots.
+const BUCKET = /^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$/
+
+/** The endpoint the AWS SDK will use for S3, from the environment, checked; undefined when none is set. */
+function endpointOf(env: NodeJS.ProcessEnv, url: string): string | undefined {
+  if (/^true$/i.test(env.AWS_IGNORE_CONFIGURED_ENDPOINT_URLS ?? '')) return undefined
+  const [name, value] = (['AWS_ENDPOINT_URL_S3', 'AWS_ENDPOINT_URL'] as const).map((n) => [n, env[n]?.trim()] as const).find(([, v]) => v) ?? []
+  if (name === undefined || value === undefined) return undefined
+  let parsed: URL | undefined
+  try {
+    parsed = new URL(value)
+  } catch {
+    parsed = undefined
+  }
+  if (parsed?.protocol !== 'http:' && parsed?.protocol !== 'https:')
+    throw new SettingsError(
+      `Invalid ${name} '${value}' (the endpoint of ${INPUT.logsDir} '${url}'): expected a URL like https://storage.googleapis.com or http://127.0.0.1:7070`
+    )
+  return value
+}
+
+/** The logs-dir input, or the runner's default directory; throws SettingsError for a URL it cannot write to. */
+export function logsTargetOf(value: string | undefined, env: NodeJS.ProcessEnv): LogsTarget {
+  const given = value?.trim() || undefined
+  const scheme = given === undefined ? undefined : SCHEME.exec(given)?.[1]
+  if (given === undefined || scheme === undefined) return { kind: 'dir', dir: expandHome(given ?? defaultLogsDir(env), env) }
+  const expected = `Invalid ${INPUT.logsDir} '${given}': expected a directory or s3://bucket/prefix`
+  if (scheme.toLowerCase() !== 's3') throw new SettingsError(expected)
+  const [bucket, ...rest] = given.slice(scheme.length + 3).split('/')
+  if (bucket === '') throw new SettingsError(`${expected}; it names no bucket`)
+  if (!BUCKET.test(bucket)) throw new SettingsError(`${expected}; '${bucket}' is no bucket name (lowercase letters, digits, '.', '-' and '_')`)
+  const prefix = rest.filter((part) => part !== '').join('/')
+  const url = `s3://${bucket}${prefix ? `/${prefix}` : ''}`
+  return { kind: 's3', url, bucket, prefix, endpoint: endpointOf(env, url) }
+}
+
+/** Where logs and the report file go when logs-dir is not given; the report file's directory when logs-dir is a bucket. */
+export const defaultLogsDir = (env: NodeJS.ProcessEnv): string => join(env.RUNNER_TEMP || tmpdir(), 'job-sweeper', 'logs')

@@ -1,0 +1,61 @@
+// logs-dir: a directory, or s3://bucket/prefix, parsed once in the settings; anything else is
+// refused there, naming the input, before the cluster is read. The endpoint of an S3-compatible
+// store is the AWS SDK's own environment variable, checked here.
+import { parseSettings } from '../../src/settings/settings.ts'
+
+const parse = (logsDir: string, env: NodeJS.ProcessEnv = {}) =>
+  parseSettings(
+    (name) => ({ release: 'app', 'logs-dir': logsDir })[name] ?? '',
+    { RUNNER_TEMP: '/runner/tmp', HOME: '/home/u', ...env },
+    {
+      readText: () => '',
+      exists: () => false
+    }
+  )
+
+test.each([
+  ['s3://bucket/prefix', { kind: 's3', url: 's3://bucket/prefix', bucket: 'bucket', prefix: 'prefix' }],
+  ['s3://bucket', { kind: 's3', url: 's3://bucket', bucket: 'bucket', prefix: '' }],
+  ['s3://bucket/', { kind: 's3', url: 's3://bucket', bucket: 'bucket', prefix: '' }],
+  ['S3://my.logs-1/deploys//prod/', { kind: 's3', url: 's3://my.logs-1/deploys/prod', bucket: 'my.logs-1', prefix: 'deploys/prod' }],
+  ['s3://gcs_interop_bucket/x', { kind: 's3', url: 's3://gcs_interop_bucket/x', bucket: 'gcs_interop_bucket', prefix: 'x' }],
+  ['/var/logs', { kind: 'dir', dir: '/var/logs' }],
+  ['~/logs', { kind: 'dir', dir: '/home/u/logs' }],
+  ['logs/s3:/x', { kind: 'dir', dir: 'logs/s3:/x' }]
+])('logs-dir %s', (given, target) => {
+  const s = parse(given)
+  expect(s.logsTarget).toEqual(target)
+  // The report file stays on the runner when logs go to a bucket.
+  expect(s.logsDir).toBe('dir' in target ? target.dir : '/runner/tmp/job-sweeper/logs')
+})
+
+test.each([
+  ['gs://x', "Invalid logs-dir 'gs://x': expected a directory or s3://bucket/prefix"],
+  ['https://bucket.s3.amazonaws.com/logs', "Invalid logs-dir 'https://bucket.s3.amazonaws.com/logs': expected a directory or s3://bucket/prefix"],
+  ['file:///tmp/logs', "Invalid logs-dir 'file:///tmp/logs': expected a directory or s3://bucket/prefix"],
+  ['s3://', "Invalid logs-dir 's3://': expected a directory or s3://bucket/prefix; it names no bucket"],
+  ['s3:///prefix', "Invalid logs-dir 's3:///prefix': expected a directory or s3://bucket/prefix; it names no bucket"],
+  ['s3://My_Bucket/x', "Invalid logs-dir 's3://My_Bucket/x': expected a directory or s3://bucket/prefix; 'My_Bucket' is no bucket name"],
+  ['s3://ab', "Invalid logs-dir 's3://ab': expected a directory or s3://bucket/prefix; 'ab' is no bucket name"]
+])('logs-dir %s is refused', (given, message) => {
+  expect(() => parse(given)).toThrow(message)
+})
+
+test('the endpoint is the SDK’s AWS_ENDPOINT_URL_S3, else AWS_ENDPOINT_URL; none when the SDK is told to ignore them', () => {
+  expect(parse('s3://bkt/p', { AWS_ENDPOINT_URL: 'http://127.0.0.1:7070' }).logsTarget).toMatchObject({ endpoint: 'http://127.0.0.1:7070' })
+  expect(parse('s3://bkt/p', { AWS_ENDPOINT_URL: 'http://a:1', AWS_ENDPOINT_URL_S3: 'https://storage.googleapis.com' }).logsTarget).toMatchObject({
+    endpoint: 'https://storage.googleapis.com'
+  })
+  expect(parse('s3://bkt/p', {}).logsTarget).toMatchObject({ endpoint: undefined })
+  expect(parse('s3://bkt/p', { AWS_ENDPOINT_URL_S3: 'http://a:1', AWS_IGNORE_CONFIGURED_ENDPOINT_URLS: 'true' }).logsTarget).toMatchObject({
+    endpoint: undefined
+  })
+  // A directory does not look at them.
+  expect(parse('/logs', { AWS_ENDPOINT_URL_S3: 'nonsense' }).logsTarget).toEqual({ kind: 'dir', dir: '/logs' })
+})
+
+test('an endpoint that is no http(s) URL is refused, naming the variable and the logs-dir', () => {
+  expect(() => parse('s3://bkt/p', { AWS_ENDPOINT_URL_S3: 'localhost:9000' })).toThrow(
+    "Invalid AWS_ENDPOINT_URL_S3 'localhost:9000' (the endpoint of logs-dir 's3://bkt/p'): expected a URL like https://storage.googleapis.com or http://127.0.0.1:7070"
+  )
+})
