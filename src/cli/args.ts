@@ -117,7 +117,9 @@ Output:
 
 Logs:
   --harvest-logs WHICH    failed (default), all or none
-  --logs-dir DIR          where logs go: DIR/<namespace>/<job>/<pod>/<container>.log
+  --logs-dir DIR|URL      where logs go: DIR/<namespace>/<job>/<pod>/<container>.log and
+                          <namespace>/<job>/job.json, or the same keys in s3://bucket/prefix
+                          (AWS SDK credentials and region; endpoint: AWS_ENDPOINT_URL_S3)
   --on-log-failure WHAT   keep (default: keep the Job, fail) or delete, when logs cannot be saved
   --max-log-bytes SIZE    most saved per container log (default 10Mi): 10Mi, 10MiB, 512Ki, bytes;
                           a longer log keeps its first quarter and last three quarters
