@@ -17,15 +17,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { PassThrough, Readable } from 'node:stream'
-import {
-  AbortMultipartUploadCommand,
-  DeleteObjectsCommand,
-  GetObjectCommand,
-  HeadObjectCommand,
-  ListMultipartUploadsCommand,
-  ListObjectsV2Command,
-  S3Client
-} from '@aws-sdk/client-s3'
+import { AbortMultipartUploadCommand, DeleteObjectsCommand, HeadObjectCommand, ListMultipartUploadsCommand, S3Client } from '@aws-sdk/client-s3'
 import { streamLog } from '../src/kube/log-stream.ts'
 import { logsTargetOf } from '../src/settings/logs-dir.ts'
 import { S3Sink } from '../src/store/s3-sink.ts'
@@ -34,6 +26,7 @@ import { outputNames, runAction, type ActionRun } from './action.ts'
 import { runCli } from './bin.ts'
 import { coreApi, createJob, getJob, testCluster, waitForJobCondition } from './cluster/testenv.ts'
 import { expectNoStackTrace } from './faults/product.ts'
+import { keysUnder, objectBytes } from './s3-objects.ts'
 import { release, releaseAnnotations, useScenario } from './scenario.ts'
 
 const MiB = 1024 * 1024
@@ -55,26 +48,10 @@ const s3Env = (overrides: Record<string, string> = {}): Record<string, string> =
   ...overrides
 })
 
-async function objectBytes(Key: string): Promise<Buffer> {
-  const got = await client.send(new GetObjectCommand({ Bucket, Key }))
-  return Buffer.from(await (got.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray())
-}
-
-async function keysUnder(Prefix: string): Promise<string[]> {
-  const keys: string[] = []
-  let ContinuationToken: string | undefined
-  do {
-    const page = await client.send(new ListObjectsV2Command({ Bucket, Prefix, ContinuationToken }))
-    keys.push(...(page.Contents ?? []).map((o) => o.Key ?? ''))
-    ContinuationToken = page.NextContinuationToken
-  } while (ContinuationToken)
-  return keys.sort()
-}
-
 afterAll(async () => {
   const uploads = await client.send(new ListMultipartUploadsCommand({ Bucket, Prefix: `${prefix}/` }))
   for (const { Key, UploadId } of uploads.Uploads ?? []) await client.send(new AbortMultipartUploadCommand({ Bucket, Key, UploadId }))
-  const keys = await keysUnder(`${prefix}/`)
+  const keys = await keysUnder(client, Bucket, `${prefix}/`)
   for (let i = 0; i < keys.length; i += 1000)
     await client.send(new DeleteObjectsCommand({ Bucket, Delete: { Objects: keys.slice(i, i + 1000).map((Key) => ({ Key })) } }))
   client.destroy()
@@ -116,13 +93,13 @@ test('pre with logs-dir s3://bucket/prefix: the failed Job’s log (byte for byt
   expect(run.outputs['logs-dir']).toBe(url)
   // The object layout is the disk layout, under the prefix: the log, and job.json beside the pod's folder.
   const jobPrefix = `${prefix}/pre/${ns}/${name}`
-  expect(await keysUnder(`${prefix}/pre/`)).toEqual([`${jobPrefix}/${pod}/main.log`, `${jobPrefix}/job.json`])
-  const log = await objectBytes(`${jobPrefix}/${pod}/main.log`)
+  expect(await keysUnder(client, Bucket, `${prefix}/pre/`)).toEqual([`${jobPrefix}/${pod}/main.log`, `${jobPrefix}/job.json`])
+  const log = await objectBytes(client, Bucket, `${jobPrefix}/${pod}/main.log`)
   expect(log.length).toBeGreaterThan(0)
   expect(log.equals(kubectlLog)).toBe(true)
   const head = await client.send(new HeadObjectCommand({ Bucket, Key: `${jobPrefix}/${pod}/main.log` }))
   expect(head.ContentType).toBe('text/plain; charset=utf-8')
-  const file = JSON.parse((await objectBytes(`${jobPrefix}/job.json`)).toString('utf8')) as JobFile
+  const file = JSON.parse((await objectBytes(client, Bucket, `${jobPrefix}/job.json`)).toString('utf8')) as JobFile
   expect(file).toMatchObject({
     format: 'job-sweeper.io/job/v1',
     namespace: ns,
@@ -151,8 +128,8 @@ test('post and the CLI’s sweep save to the bucket as pre does: post before the
   expect({ code: post.code, errors: errorLines(post) }).toEqual({ code: 0, errors: [] })
   expect(outputNames(post, 'ttl-set')).toEqual([name])
   const key = `${prefix}/post-sweep/${ns}/${name}/${pod}/main.log`
-  expect((await objectBytes(key)).equals(kubectlLog)).toBe(true)
-  const postFile = JSON.parse((await objectBytes(`${prefix}/post-sweep/${ns}/${name}/job.json`)).toString('utf8')) as JobFile
+  expect((await objectBytes(client, Bucket, key)).equals(kubectlLog)).toBe(true)
+  const postFile = JSON.parse((await objectBytes(client, Bucket, `${prefix}/post-sweep/${ns}/${name}/job.json`)).toString('utf8')) as JobFile
   expect(postFile.savedBy.phase).toBe('post')
   // The sweep (the CLI) finds a failed Job post did not manage past a failure-grace of 0s, saves its
   // log, then deletes it; the one post gave a TTL waits for it.
@@ -165,8 +142,8 @@ test('post and the CLI’s sweep save to the bucket as pre does: post before the
   expect(json.pruned.map((j) => j.name)).toEqual([seed])
   expect(json['logs-dir']).toBe(url)
   expect(sweep.stdout).not.toContain(secret)
-  expect((await objectBytes(`${prefix}/post-sweep/${ns}/${seed}/${other.pod}/main.log`)).equals(other.kubectlLog)).toBe(true)
-  const sweepFile = JSON.parse((await objectBytes(`${prefix}/post-sweep/${ns}/${seed}/job.json`)).toString('utf8')) as JobFile
+  expect((await objectBytes(client, Bucket, `${prefix}/post-sweep/${ns}/${seed}/${other.pod}/main.log`)).equals(other.kubectlLog)).toBe(true)
+  const sweepFile = JSON.parse((await objectBytes(client, Bucket, `${prefix}/post-sweep/${ns}/${seed}/job.json`)).toString('utf8')) as JobFile
   expect(sweepFile.savedBy.phase).toBe('sweep')
   expect(await getJob(ns, seed)).toBeUndefined()
   expect(await getJob(ns, name)).toBeDefined()
@@ -188,7 +165,7 @@ test('a store that refuses (a wrong secret: 403): the Job is kept and the step f
   expect(error).toContain(`to bucket '${Bucket}': 403 SignatureDoesNotMatch`)
   expect(error).toContain('set on-log-failure: delete to delete it anyway')
   for (const s of [wrong, secret]) expect(everythingShown(run)).not.toContain(s)
-  expect(await keysUnder(`${prefix}/refused/`)).toEqual([])
+  expect(await keysUnder(client, Bucket, `${prefix}/refused/`)).toEqual([])
 })
 
 /** A loopback port nothing listens on. */
@@ -263,7 +240,7 @@ describe('large logs, streamed into the bucket', () => {
     const head = await client.send(new HeadObjectCommand({ Bucket, Key }))
     // A multipart object's ETag is the MD5 of its parts' MD5s, followed by their count.
     expect(head.ETag).toMatch(/^"[0-9a-f]{32}-4"$/)
-    expect((await objectBytes(Key)).equals(data)).toBe(true)
+    expect((await objectBytes(client, Bucket, Key)).equals(data)).toBe(true)
   })
 
   test('a read that breaks after a part was uploaded leaves no object and no unfinished upload (positive control: the same read whole is stored)', async () => {
@@ -290,7 +267,7 @@ describe('large logs, streamed into the bucket', () => {
     ).rejects.toMatchObject({
       code: 'ECONNRESET'
     })
-    expect(await keysUnder(Key)).toEqual([])
+    expect(await keysUnder(client, Bucket, Key)).toEqual([])
     const uploads = await client.send(new ListMultipartUploadsCommand({ Bucket, Prefix: Key }))
     expect(uploads.Uploads ?? []).toEqual([])
     // The control: whole, the same stream is stored.
@@ -301,6 +278,6 @@ describe('large logs, streamed into the bucket', () => {
       () => sink.open('ns/job/pod/broken.log', 'text/plain'),
       () => undefined
     )
-    expect(await keysUnder(Key)).toEqual([Key])
+    expect(await keysUnder(client, Bucket, Key)).toEqual([Key])
   })
 })

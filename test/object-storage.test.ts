@@ -10,12 +10,13 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } 
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
-import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3'
+import { DeleteObjectsCommand, ListObjectsV2Command, PutObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3'
 import { Upload } from '@aws-sdk/lib-storage'
 import { s3BinDir, stopCluster } from './cluster/cluster.ts'
 import { recordedPid } from './cluster/processes.ts'
 import { S3_SERVER, s3Env, s3EnvScript, startS3Server } from './cluster/s3.ts'
 import { testCluster } from './cluster/testenv.ts'
+import { keysUnder, objectBytes } from './s3-objects.ts'
 
 const MiB = 1024 * 1024
 const endpoint = process.env.JOB_SWEEPER_S3_ENDPOINT ?? ''
@@ -31,28 +32,12 @@ function s3(config: Partial<S3ClientConfig> = {}): S3Client {
   return client
 }
 
-async function read(client: S3Client, Key: string): Promise<Buffer> {
-  const got = await client.send(new GetObjectCommand({ Bucket, Key }))
-  return Buffer.from(await (got.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray())
-}
-
-async function keysUnder(client: S3Client, Prefix: string): Promise<string[]> {
-  const keys: string[] = []
-  let ContinuationToken: string | undefined
-  do {
-    const page = await client.send(new ListObjectsV2Command({ Bucket, Prefix, ContinuationToken }))
-    keys.push(...(page.Contents ?? []).map((o) => o.Key ?? ''))
-    ContinuationToken = page.NextContinuationToken
-  } while (ContinuationToken)
-  return keys.sort()
-}
-
 const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex')
 
 afterAll(async () => {
   const client = s3()
   for (const p of [prefix, prefix.replace(/\/$/, '-decoy/')]) {
-    const keys = await keysUnder(client, p)
+    const keys = await keysUnder(client, Bucket, p)
     if (keys.length > 0) await client.send(new DeleteObjectsCommand({ Bucket, Delete: { Objects: keys.map((Key) => ({ Key })) } }))
   }
   for (const c of clients) c.destroy()
@@ -74,7 +59,7 @@ test('PutObject then GetObject: the same bytes, stored as a file in the server d
   const Key = `${prefix}small/pod.log`
   const body = Buffer.from(`line 1\nline 2 ${randomBytes(8).toString('hex')}\n`)
   await client.send(new PutObjectCommand({ Bucket, Key, Body: body, ContentType: 'text/plain' }))
-  expect((await read(client, Key)).equals(body)).toBe(true)
+  expect((await objectBytes(client, Bucket, Key)).equals(body)).toBe(true)
   expect(readFileSync(join(testCluster().s3.dataDir, Bucket, Key)).equals(body)).toBe(true)
 })
 
@@ -91,7 +76,7 @@ test('a 20 MiB stream of unknown length, uploaded in 5 MiB parts, reads back byt
   expect([...parts].sort()).toEqual([1, 2, 3, 4])
   // A multipart object's ETag is the MD5 of its parts' MD5s, followed by their count.
   expect(done.ETag).toMatch(/^"[0-9a-f]{32}-4"$/)
-  const back = await read(client, Key)
+  const back = await objectBytes(client, Bucket, Key)
   expect(back.length).toBe(data.length)
   expect(sha256(back)).toBe(sha256(data))
   expect(back.equals(data)).toBe(true)
@@ -113,7 +98,7 @@ test('a wrong secret is refused (SignatureDoesNotMatch), and so is an unknown ac
   expect(await refusal({ accessKeyId, secretAccessKey: wrongSecret })).toEqual({ name: 'SignatureDoesNotMatch', status: 403 })
   expect(await refusal({ accessKeyId: 'AKIANOSUCHKEY0000000', secretAccessKey })).toEqual({ name: 'InvalidAccessKeyId', status: 403 })
   // Nothing was written by either.
-  expect(await keysUnder(s3(), `${prefix}refused.log`)).toEqual([])
+  expect(await keysUnder(s3(), Bucket, `${prefix}refused.log`)).toEqual([])
 })
 
 test('listing by prefix shows exactly what was written under it, not a neighbour sharing its first characters', async () => {
@@ -121,11 +106,11 @@ test('listing by prefix shows exactly what was written under it, not a neighbour
   const mine = ['listing/a.log', 'listing/b/c.log', 'listing/d.log'].map((k) => `${prefix}${k}`)
   const decoy = `${prefix.replace(/\/$/, '-decoy/')}listing/a.log`
   for (const Key of [...mine, decoy]) await client.send(new PutObjectCommand({ Bucket, Key, Body: Key }))
-  expect(await keysUnder(client, `${prefix}listing/`)).toEqual([...mine].sort())
+  expect(await keysUnder(client, Bucket, `${prefix}listing/`)).toEqual([...mine].sort())
   const page = await client.send(new ListObjectsV2Command({ Bucket, Prefix: `${prefix}listing/`, Delimiter: '/' }))
   expect((page.Contents ?? []).map((o) => o.Key).sort()).toEqual([mine[0], mine[2]])
   expect((page.CommonPrefixes ?? []).map((p) => p.Prefix)).toEqual([`${prefix}listing/b/`])
-  expect(await keysUnder(client, prefix.replace(/\/$/, '-decoy/'))).toEqual([decoy])
+  expect(await keysUnder(client, Bucket, prefix.replace(/\/$/, '-decoy/'))).toEqual([decoy])
 })
 
 /** Processes whose command line names `dir`: a cluster's processes all do. */
