@@ -8,6 +8,7 @@ import type { WorkflowRun } from './execute/outcome.ts'
 import { apiErrorMessage } from './kube/errors.ts'
 import { RunCancelled } from './kube/retry.ts'
 import { preflightAction } from './preflight/action.ts'
+import { actionsArtifactUploader, uploadSavedLogs } from './report/artifact.ts'
 import { checkLogs } from './report/file.ts'
 import { changesWords } from './report/summary.ts'
 import { writeFailure, writeNoOutcomes, writeReport } from './report/write.ts'
@@ -86,7 +87,11 @@ export async function actionStep(): Promise<void> {
     const succeeded = result.errors.length === 0
     for (const w of result.warnings) core.warning(w)
     try {
-      await writeReport(result, settings.logsDir, logsWhere(settings.logsTarget))
+      const upload = settings.uploadLogs
+        ? async (reportFile: string | undefined) =>
+            await uploadSavedLogs(result.stored ?? [], settings.logsDir, reportFile, phase, await actionsArtifactUploader())
+        : undefined
+      await writeReport(result, settings.logsDir, logsWhere(settings.logsTarget), upload)
     } catch (e) {
       // After the phase did its work: the error says what that was, since no report will.
       result.errors.push(redact(`could not write the report in ${INPUT.logsDir} '${settings.logsDir}' (${apiErrorMessage(e)}); ${changesWords(result)}`))

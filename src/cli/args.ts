@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { isKubeconfigPath } from '../settings/kubeconfig-input.ts'
-import { INPUT, PHASES, type Phase } from '../settings/settings.ts'
+import { ACTION_ONLY, INPUT, PHASES, type Phase } from '../settings/settings.ts'
 
 /** Inputs that are true/false: a bare `--dry-run` means `--dry-run=true`. */
 const BOOLEAN_INPUTS: string[] = [
@@ -19,8 +19,8 @@ const BOOLEAN_INPUTS: string[] = [
   INPUT.streamLogs,
   INPUT.recreateStatefulSets
 ]
-/** Inputs the CLI does not take: the phase is the command. */
-const NOT_FLAGS: string[] = [INPUT.phase]
+/** Inputs the CLI does not take: the phase is the command, and the action's own (upload-logs: no workflow artifacts outside Actions). */
+const NOT_FLAGS: string[] = [INPUT.phase, ...ACTION_ONLY]
 /** The CLI's flag naming the environment variable that holds the kubeconfig's content. */
 export const KUBECONFIG_ENV_FLAG = 'kubeconfig-env'
 

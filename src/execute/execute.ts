@@ -15,6 +15,7 @@ import { ageSeconds, jobStatus } from '../plan/predicates.ts'
 import { formatDuration } from '../text/duration.ts'
 import type { Settings } from '../settings/settings.ts'
 import { openLogSink } from '../store/open.ts'
+import { recorded } from '../store/recorded.ts'
 import { someNames } from '../text/shorten.ts'
 import { inert } from '../text/workflow-commands.ts'
 import { CANCELLED, deleteAction, isUnreachable, stoppedBy, ttlAction, UNREACHABLE, type ActionContext } from './actions.ts'
@@ -93,7 +94,7 @@ export async function execute(plan: Plan, client: JobsClient, settings: Settings
   }
   const clock = ctx.clock ?? realClock
   const events = new PQueue({ concurrency: settings.concurrency })
-  const sink = await openLogSink(settings.logsTarget)
+  const sink = recorded(await openLogSink(settings.logsTarget))
   const actions: ActionContext = {
     ...ctx,
     clock,
@@ -138,6 +139,7 @@ export async function execute(plan: Plan, client: JobsClient, settings: Settings
     await live.stop()
     await events.onIdle()
     await sink.close()
+    result.stored = [...sink.stored]
   }
   result.outcomes = [...outcomes.values()].sort((a, b) => a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name))
   const down = actions.down.error

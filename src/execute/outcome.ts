@@ -46,6 +46,8 @@ export interface RunResult {
   endedAt?: string
   /** Set when the run was cancelled (SIGINT, SIGTERM): the sentence that says so and which Jobs were not done. */
   cancelled?: string
+  /** Keys under logs-dir that the run stored whole (logs, notes, job.json), in order: what upload-logs uploads. */
+  stored?: string[]
   /** Pre with a manifest: what its preflight of the rendered release found, and what its remedies did. */
   preflight?: PreflightSection
 }

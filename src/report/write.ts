@@ -1,6 +1,10 @@
 // Writes a Report with @actions/core: the job summary and the outputs.
 import * as core from '@actions/core'
 import type { RunResult } from '../execute/outcome.ts'
+import { apiErrorMessage } from '../kube/errors.ts'
+import { INPUT } from '../settings/settings.ts'
+import type { LogsArtifact } from './artifact.ts'
+import { escapeMarkdown } from './markdown.ts'
 import { buildReport, failureMarkdown } from './summary.ts'
 import { writeReportFile } from './file.ts'
 
@@ -10,12 +14,33 @@ async function writeSummary(markdown: string): Promise<void> {
   else core.info(markdown)
 }
 
+/** upload-logs: uploads what the run saved and its report file (its path, when written); undefined when nothing was saved. */
+export type UploadLogs = (reportFile: string | undefined) => Promise<LogsArtifact | undefined>
+
+/** How the upload ended. */
+type Uploaded = { artifact?: LogsArtifact; error?: unknown }
+
+/** The summary's line about the artifact, and the warning when the upload failed. */
+function uploadWords(upload: Uploaded | undefined, logsDir: string): string {
+  if (upload === undefined) return ''
+  if (upload.error !== undefined) {
+    const message = `${INPUT.uploadLogs}: the logs could not be uploaded (${apiErrorMessage(upload.error)}); they are on the runner in ${logsDir}, until the job ends`
+    core.warning(message)
+    return `\n\n⚠️ ${escapeMarkdown(message)}\n`
+  }
+  const { artifact } = upload
+  if (artifact === undefined) return `\n\nNo log was saved, so no artifact was uploaded (${INPUT.uploadLogs}).\n`
+  const name = artifact.url ? `[\`${artifact.name}\`](${artifact.url})` : `\`${artifact.name}\``
+  return `\n\n📦 Logs uploaded as the artifact ${name}: ${artifact.files} file(s)${artifact.bytes === undefined ? '' : `, ${artifact.bytes} bytes zipped`}.\n`
+}
+
 /**
- * Sets the outputs, writes the report file (in `logsDir`) and the job summary; the logs-dir output
- * is `logsWhere` (the directory, or s3://bucket/prefix). A report file that cannot be written
- * leaves the outputs and the summary written, and then throws.
+ * Sets the outputs, writes the report file (in `logsDir`), uploads the logs when `upload` is given
+ * (a failed upload is a warning: the phase's work is done), and writes the job summary; the
+ * logs-dir output is `logsWhere` (the directory, or s3://bucket/prefix). A report file that cannot
+ * be written leaves the outputs and the summary written, and then throws.
  */
-export async function writeReport(result: RunResult, logsDir: string, logsWhere = logsDir): Promise<void> {
+export async function writeReport(result: RunResult, logsDir: string, logsWhere = logsDir, upload?: UploadLogs): Promise<void> {
   const report = buildReport(result)
   for (const [name, value] of Object.entries(report.outputs)) core.setOutput(name, value)
   core.setOutput('logs-dir', logsWhere)
@@ -24,7 +49,15 @@ export async function writeReport(result: RunResult, logsDir: string, logsWhere 
     (error: unknown) => ({ error })
   )
   if ('path' in file) core.setOutput('report-file', file.path)
-  await writeSummary(report.markdown)
+  const uploaded: Uploaded | undefined =
+    upload &&
+    (await upload('path' in file ? file.path : undefined).then(
+      (artifact) => ({ artifact }),
+      (error: unknown) => ({ error })
+    ))
+  core.setOutput('logs-artifact', uploaded?.artifact?.name ?? '')
+  core.setOutput('logs-artifact-url', uploaded?.artifact?.url ?? '')
+  await writeSummary(report.markdown + uploadWords(uploaded, logsDir))
   if ('error' in file) throw file.error
 }
 

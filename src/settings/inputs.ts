@@ -22,6 +22,7 @@ export const INPUT = {
   maskLogTails: 'mask-log-tails',
   streamLogs: 'stream-logs',
   logsDir: 'logs-dir',
+  uploadLogs: 'upload-logs',
   dryRun: 'dry-run',
   ttl: 'ttl',
   failureGrace: 'failure-grace',
@@ -33,6 +34,9 @@ export const INPUT = {
   preflight: 'preflight',
   recreateStatefulSets: 'recreate-statefulsets'
 } as const
+
+/** Inputs of the action alone: the CLI runs outside GitHub Actions, which has no workflow artifacts for it. */
+export const ACTION_ONLY: readonly string[] = [INPUT.uploadLogs]
 
 /** A bad input: the message names the input, the value and what was expected. */
 export class SettingsError extends Error {

@@ -13,7 +13,7 @@ import { isDnsLabel, isDnsSubdomain, labelKeyProblem } from './names.ts'
 import { selectorProblem } from './selector.ts'
 import { parseSize } from './size.ts'
 
-export { INPUT, SettingsError } from './inputs.ts'
+export { ACTION_ONLY, INPUT, SettingsError } from './inputs.ts'
 export type { KubeconfigInput } from './kubeconfig-input.ts'
 export { logsWhere, type LogsTarget } from './logs-dir.ts'
 
@@ -107,6 +107,8 @@ export interface Settings {
    * <namespace>/<job>/job.json, or the same keys under s3://bucket/prefix.
    */
   logsTarget: LogsTarget
+  /** The action: what the phase saved in logs-dir (a directory) and its report file are uploaded as a workflow artifact. */
+  uploadLogs: boolean
   /** The directory of the report file: logs-dir's, or with a bucket the runner's ($RUNNER_TEMP/job-sweeper/logs). */
   logsDir: string
   /** Plan and report only; change nothing. */
@@ -316,10 +318,15 @@ function preflightOf(read: ReadInput, phase: Phase, scope: Scope): Pick<Settings
 /** Whether the phase checks every object of the manifest: preflight always, pre unless the gate is off. */
 const checksRelease = (phase: Phase, gate: PreflightGate): boolean => phase === 'preflight' || (phase === 'pre' && gate !== 'off')
 
-/** logs-dir: where logs go, and the directory of the report file. */
-function logsOf(read: ReadInput, env: NodeJS.ProcessEnv): Pick<Settings, 'logsTarget' | 'logsDir'> {
+/** logs-dir: where logs go, and the directory of the report file; upload-logs, which needs a directory. */
+function logsOf(read: ReadInput, env: NodeJS.ProcessEnv): Pick<Settings, 'logsTarget' | 'logsDir' | 'uploadLogs'> {
   const logsTarget = logsTargetOf(optional(read, INPUT.logsDir), env)
-  return { logsTarget, logsDir: logsTarget.kind === 'dir' ? logsTarget.dir : defaultLogsDir(env) }
+  const uploadLogs = bool(read, INPUT.uploadLogs, false)
+  if (uploadLogs && logsTarget.kind === 's3')
+    throw new SettingsError(
+      `Invalid ${INPUT.uploadLogs} 'true' with ${INPUT.logsDir} '${logsTarget.url}': expected a directory as ${INPUT.logsDir}, whose files are uploaded; logs saved to a bucket are kept there`
+    )
+  return { logsTarget, logsDir: logsTarget.kind === 'dir' ? logsTarget.dir : defaultLogsDir(env), uploadLogs }
 }
 
 /** Parses and validates the inputs; throws SettingsError naming the first bad input. */

@@ -7,7 +7,7 @@ import { loadAll } from 'js-yaml'
 import { readAction, renderReadme, README } from '../../scripts/docs.ts'
 import { usage } from '../../src/cli/args.ts'
 import { writeReport } from '../../src/report/write.ts'
-import { HARVEST_LOGS, INPUT, ON_LOG_FAILURE, ON_RUNNING, PHASES, PREFLIGHT_GATES } from '../../src/settings/settings.ts'
+import { ACTION_ONLY, HARVEST_LOGS, INPUT, ON_LOG_FAILURE, ON_RUNNING, PHASES, PREFLIGHT_GATES } from '../../src/settings/settings.ts'
 
 const root = join(import.meta.dirname, '..', '..')
 const action = readAction()
@@ -86,11 +86,12 @@ function cliFlags(): Map<string, string> {
   return flags
 }
 
-test("the CLI's flags are action.yml's inputs (the phase is the command) and its own --json and --kubeconfig-env", () => {
+test("the CLI's flags are action.yml's inputs (the phase is the command; upload-logs is the action's) and its own --json and --kubeconfig-env", () => {
   const flags = [...cliFlags().keys()].filter((f) => !CLI_ONLY.includes(f))
+  expect(ACTION_ONLY).toEqual([INPUT.uploadLogs])
   expect(flags.sort()).toEqual(
     Object.keys(action.inputs)
-      .filter((name) => name !== COMMAND)
+      .filter((name) => name !== COMMAND && !ACTION_ONLY.includes(name))
       .sort()
   )
   for (const phase of PHASES) expect([phase, new RegExp(`^  ${phase} `, 'm').test(usage())]).toEqual([phase, true])
@@ -99,7 +100,7 @@ test("the CLI's flags are action.yml's inputs (the phase is the command) and its
 test("the CLI's usage states action.yml's default for every input that has one (booleans default to false, as a bare flag is true)", () => {
   const flags = cliFlags()
   for (const [name, input] of Object.entries(action.inputs)) {
-    if (name === COMMAND || input.default === undefined || input.default === 'false') continue
+    if (name === COMMAND || ACTION_ONLY.includes(name) || input.default === undefined || input.default === 'false') continue
     const text = flags.get(name) ?? ''
     // "(default 10m", "(default: KUBECONFIG" or "failed (default)".
     const stated = /\(default:? ([^\s:),]+)/.exec(text)?.[1] ?? /(\S+) \(default\)/.exec(text)?.[1]

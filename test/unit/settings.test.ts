@@ -64,6 +64,7 @@ test('defaults', () => {
     logsTarget: { kind: 'dir', dir: '/runner/tmp/job-sweeper/logs' },
     logsDir: '/runner/tmp/job-sweeper/logs',
     dryRun: false,
+    uploadLogs: false,
     ttlSeconds: 3600,
     failureGraceSeconds: 86400,
     waitForJobsSeconds: 0,
