@@ -6,8 +6,9 @@ import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { buildAct, repository, runAct, stepLog, stepResult, stepSummary, type ActRun } from './act/act.ts'
-import { createJob, eventually, getJob, jobCondition, kubeConfig, testCluster, waitForJobCondition } from './cluster/testenv.ts'
+import type { V1Job } from '@kubernetes/client-node'
+import { artifactsIn, buildAct, repository, runAct, stepLog, stepResult, stepSummary, zipEntries, zipEntry, type ActRun } from './act/act.ts'
+import { createJob, eventually, getJob, jobCondition, kubeConfig, kubectl, podsOfJob, testCluster, waitForJobCondition } from './cluster/testenv.ts'
 import { chart, helmChart, release, releaseAnnotations, useScenario } from './scenario.ts'
 
 // No decoy may get a TTL or job-sweeper's annotations.
@@ -25,6 +26,13 @@ beforeAll(() => {
 
 const secrets = (): Record<string, string> => ({ KUBECONFIG_FILE: testCluster().kubeconfig })
 
+/** A container's log as `kubectl logs` prints it. */
+function kubectlLogs(namespace: string, pod: string): string {
+  const logs = kubectl('logs', '-n', namespace, pod)
+  expect([pod, logs.code, logs.stdout.length > 0]).toEqual([pod, 0, true])
+  return logs.stdout
+}
+
 /** Nothing secret in act's log: the cluster's token, and the kubeconfig's path (a secret here, so masked). */
 function expectNoSecrets(run: ActRun): void {
   const token = kubeConfig().getCurrentUser()?.token ?? ''
@@ -37,8 +45,9 @@ test('pre clears the prior migration Job, helm upgrade goes through, a later ste
   expect(helmChart('install', ns, {}, '--wait', '--wait-for-jobs').code).toBe(0)
   const prior = await getJob(ns, `${release}-migrate`)
   const outputsFile = join(mkdtempSync(join(tmpdir(), 'job-sweeper-act-outputs-')), 'outputs.json')
+  const artifacts = mkdtempSync(join(tmpdir(), 'job-sweeper-act-artifacts-'))
 
-  const run = await runAct(act, 'pre-post.yml', { ACTION_DIR: repository, NAMESPACE: ns, CHART: chart, OUTPUTS_FILE: outputsFile }, secrets())
+  const run = await runAct(act, 'pre-post.yml', { ACTION_DIR: repository, NAMESPACE: ns, CHART: chart, OUTPUTS_FILE: outputsFile }, secrets(), { artifacts })
   const steps = ['check out the action', 'job-sweeper', 'helm upgrade', 'read the outputs'].map((s) => [s, stepResult(run, 'deploy', 'Main', s)])
   const post = stepResult(run, 'deploy', 'Post', 'job-sweeper')
   // On failure: what act said, and the post step's log.
@@ -52,6 +61,9 @@ test('pre clears the prior migration Job, helm upgrade goes through, a later ste
   expect(outputs['pruned-count']).toBe('1')
   expect([outputs.kept, outputs['kept-count']]).toEqual(['[]', '0'])
   expect(outputs['report-file']).toMatch(/\/job-sweeper\/logs\/.+\.json$/)
+  // upload-logs: pre saved no log (the prior Job succeeded), so it uploaded nothing…
+  expect(outputs['logs-artifact']).toBe('')
+  expect(stepSummary(run, 'deploy', 'Main', 'job-sweeper')).toContain('No log was saved, so no artifact was uploaded')
 
   // Each step's GITHUB_STEP_SUMMARY, as act prints it once the step ended.
   expect(stepSummary(run, 'deploy', 'Main', 'job-sweeper')).toContain('**✅ 1 pruned · 0 waited · 0 kept**')
@@ -71,6 +83,19 @@ test('pre clears the prior migration Job, helm upgrade goes through, a later ste
   )
   const seed = await waitForJobCondition(ns, `${release}-seed`, 'Failed')
   expect(seed.spec?.ttlSecondsAfterFinished).toBe(7200)
+  // …and the post step uploaded the failed seed Job's logs, its job.json and the post's report file,
+  // to act's artifact server, and nothing of pre's.
+  expect(stepSummary(run, 'deploy', 'Post', 'job-sweeper')).toContain('Logs uploaded as the artifact [`job-sweeper-logs-deploy-post`](https://github.com/')
+  const zip = artifactsIn(artifacts).get('job-sweeper-logs-deploy-post')
+  expect([...artifactsIn(artifacts).keys()]).toEqual(['job-sweeper-logs-deploy-post'])
+  const seedPod = (await podsOfJob(ns, seed))[0]
+  expect(zipEntries(zip as string)).toEqual([`${ns}/${release}-seed/${seedPod}/seed.log`, `${ns}/${release}-seed/job.json`, 'job-sweeper-post.json'].sort())
+  expect(zipEntry(zip as string, `${ns}/${release}-seed/${seedPod}/seed.log`).toString()).toBe(kubectlLogs(ns, seedPod))
+  expect(JSON.parse(zipEntry(zip as string, `${ns}/${release}-seed/job.json`).toString())).toMatchObject({
+    name: `${release}-seed`,
+    status: 'failed',
+    savedBy: { phase: 'post' }
+  })
   // The release's hook Job is out of the `jobs` scope (a multiline input): untouched.
   expect((await getJob(ns, `${release}-hook`))?.spec?.ttlSecondsAfterFinished).toBeUndefined()
 })
@@ -105,7 +130,8 @@ test('the upgrade step fails on its failed migration: the post step runs all the
   const { ns } = scenario
   expect(helmChart('install', ns, { hookJob: false }, '--wait', '--wait-for-jobs').code).toBe(0)
 
-  const run = await runAct(act, 'upgrade-fails.yml', { ACTION_DIR: repository, NAMESPACE: ns, CHART: chart }, secrets())
+  const artifacts = mkdtempSync(join(tmpdir(), 'job-sweeper-act-artifacts-'))
+  const run = await runAct(act, 'upgrade-fails.yml', { ACTION_DIR: repository, NAMESPACE: ns, CHART: chart }, secrets(), { artifacts })
   expect(run.code).not.toBe(0)
   const steps = ['job-sweeper', 'helm upgrade', 'never runs'].map((s) => [s, stepResult(run, 'deploy', 'Main', s)])
   expect(steps).toEqual([
@@ -121,4 +147,51 @@ test('the upgrade step fails on its failed migration: the post step runs all the
   expect(post).toContain(`::error::Job ${ns}/${release}-migrate failed; kept for failure-grace 3h`)
   const migrate = await getJob(ns, `${release}-migrate`)
   expect([jobCondition(migrate), migrate?.spec?.ttlSecondsAfterFinished]).toEqual(['Failed', 10800])
+  // The failed post step uploaded the failed migration's logs all the same (upload-logs).
+  const zip = artifactsIn(artifacts).get('job-sweeper-logs-deploy-post') as string
+  const pod = (await podsOfJob(ns, migrate as V1Job))[0]
+  expect(zipEntries(zip)).toEqual([`${ns}/${release}-migrate/${pod}/migrate.log`, `${ns}/${release}-migrate/job.json`, 'job-sweeper-post.json'].sort())
+  expect(zipEntry(zip, `${ns}/${release}-migrate/${pod}/migrate.log`).toString()).toBe(kubectlLogs(ns, pod))
 })
+
+test('a run cancelled (SIGINT, as a runner cancels) while post waits: it stops, and uploads the logs it saved before (upload-logs)', async () => {
+  const { ns } = scenario
+  await createJob({ namespace: ns, name: `${release}-seed`, behaviour: 'fail', annotations: releaseAnnotations(ns) })
+  const running = await createJob({ namespace: ns, name: `${release}-migrate`, behaviour: 'hold', annotations: releaseAnnotations(ns) })
+  await waitForJobCondition(ns, `${release}-seed`, 'Failed')
+  await eventually(
+    'the migration Job running',
+    () => getJob(ns, `${release}-migrate`),
+    (j) => j?.status?.active === 1
+  )
+  const artifacts = mkdtempSync(join(tmpdir(), 'job-sweeper-act-artifacts-'))
+  const logsDir = mkdtempSync(join(tmpdir(), 'job-sweeper-act-logs-'))
+  const outputsFile = join(mkdtempSync(join(tmpdir(), 'job-sweeper-act-outputs-')), 'outputs.json')
+
+  const run = await runAct(act, 'cancelled.yml', { ACTION_DIR: repository, NAMESPACE: ns, LOGS_DIR: logsDir, OUTPUTS_FILE: outputsFile }, secrets(), {
+    artifacts
+  })
+  const log = stepLog(run, 'cancelled', 'Main', 'job-sweeper')
+  expect([stepResult(run, 'cancelled', 'Main', 'job-sweeper'), stepResult(run, 'cancelled', 'Main', 'read the outputs')]).toEqual(['failure', 'success'])
+  expect(log).toContain('the run was cancelled (SIGINT)')
+  expectNoSecrets(run)
+
+  // Both Jobs got their TTLs before the wait (the running one the longer, failure-grace: its outcome
+  // is not known yet); the running one is still there, running.
+  expect((await getJob(ns, `${release}-seed`))?.spec?.ttlSecondsAfterFinished).toBe(86400)
+  const migrate = await getJob(ns, `${release}-migrate`)
+  expect([migrate?.metadata?.uid, migrate?.status?.active, migrate?.spec?.ttlSecondsAfterFinished]).toEqual([running.metadata?.uid, 1, 86400])
+
+  // What it saved before the cancellation is in the artifact, byte for byte as on the runner's disk.
+  const outputs = JSON.parse(readFileSync(outputsFile, 'utf8')) as Record<string, string>
+  expect(outputs['logs-artifact']).toBe('job-sweeper-logs-cancelled-post')
+  expect(outputs['logs-artifact-url']).toMatch(/\/actions\/runs\/\d+\/artifacts\/\d+$/)
+  const zip = artifactsIn(artifacts).get('job-sweeper-logs-cancelled-post') as string
+  const pod = (await podsOfJob(ns, (await getJob(ns, `${release}-seed`)) as V1Job))[0]
+  const keys = [`${ns}/${release}-seed/${pod}/main.log`, `${ns}/${release}-seed/job.json`]
+  expect(zipEntries(zip)).toEqual([...keys, 'job-sweeper-post.json'].sort())
+  for (const key of keys) expect([key, zipEntry(zip, key).equals(readFileSync(join(logsDir, key)))]).toEqual([key, true])
+  expect(zipEntry(zip, `${ns}/${release}-seed/${pod}/main.log`).toString()).toBe(kubectlLogs(ns, pod))
+  const report = JSON.parse(zipEntry(zip, 'job-sweeper-post.json').toString()) as { errors: string[] }
+  expect(report.errors.join('\n')).toContain('the run was cancelled (SIGINT)')
+}, 150_000)
