@@ -41,8 +41,12 @@ function initFailures(s: V1ContainerStatus): { count: number; exitCode?: number 
   return { count: (s.restartCount ?? 0) + (failedLast ? 1 : 0), exitCode: failedLast ? last.exitCode : s.lastState?.terminated?.exitCode }
 }
 
-/** The init container that failed most across the pods, in the words of a reason. */
-function failedInit(pods: V1Pod[]): string | undefined {
+/**
+ * The init container that failed most across the pods, in the words of a reason; none while that
+ * container runs again in the current pod: a retry in progress (a wait-for-db that exits until the
+ * database answers) is progress, and the Job's backoffLimit ends it if it keeps failing.
+ */
+function failedInit(pods: V1Pod[], current: V1Pod): string | undefined {
   const failures = new Map<string, { count: number; exitCode?: number }>()
   for (const pod of pods) {
     for (const s of pod.status?.initContainerStatuses ?? []) {
@@ -53,9 +57,22 @@ function failedInit(pods: V1Pod[]): string | undefined {
   }
   const [name, worst] = [...failures].filter(([, f]) => f.count > 0).sort((a, b) => b[1].count - a[1].count)[0] ?? []
   if (name === undefined || worst === undefined) return undefined
+  if (current.status?.initContainerStatuses?.some((s) => s.name === name && s.state?.running)) return undefined
   const code = worst.exitCode === undefined ? '' : ` (exit code ${worst.exitCode})`
   return `init container ${name} failed ${worst.count} time${worst.count === 1 ? '' : 's'}${code}`
 }
+
+/**
+ * Native sidecars: init containers with restartPolicy Always (as a service mesh injects). They run
+ * beside the main containers for the pod's whole life, so one that runs says nothing of them.
+ */
+function sidecars(pod: V1Pod): Set<string> {
+  return new Set((pod.spec?.initContainers ?? []).filter((c) => c.restartPolicy === 'Always').map((c) => c.name))
+}
+
+/** The pod is on a node (scheduled): its containers are being created, not waiting for a place. */
+const scheduled = (pod: V1Pod): boolean =>
+  !!pod.spec?.nodeName || pod.status?.conditions?.some((c) => c.type === 'PodScheduled' && c.status === 'True') === true
 
 /** A waiting container's error as the kubelet reports it: ImagePullBackOff (the image), CreateContainerConfigError (why). */
 export function waitingError(s: V1ContainerStatus, pod: V1Pod): string | undefined {
@@ -91,8 +108,9 @@ export type StartFacts = Pick<JobRecord, 'metadata' | 'status'>
  * `never started: <why>` when the Job counts as stuck at `now`: none of its pods ever ran a main
  * container, and it has been trying for at least `stuckAfterSeconds` (since its first pod, or its
  * start when it has none), so a pod created a second ago, or waiting for a node the autoscaler is
- * adding, is not. Undefined when it is not stuck: a main container ran, an init container is
- * running with no failure (it may be waiting for a database), or it is too early to tell.
+ * adding, is not. Undefined when it is not stuck: a main container ran, an init container runs
+ * (it may be waiting for a database; a sidecar's running does not count), the pod is on a node
+ * with no error reported (a pull or a volume in progress), or it is too early to tell.
  * `pods`: the Job's pods (by controller-uid).
  */
 export function neverStarted(job: StartFacts, pods: V1Pod[], now: Date, stuckAfterSeconds: number): string | undefined {
@@ -110,13 +128,15 @@ export function neverStarted(job: StartFacts, pods: V1Pod[], now: Date, stuckAft
   const first = Math.min(...pods.map((p) => time(p.metadata?.creationTimestamp) ?? now.getTime()))
   if (!since(first)) return undefined
   const pod = currentPod(pods)
-  const why = unschedulable(pod) ?? failedInit(pods)
+  const why = unschedulable(pod) ?? failedInit(pods, pod)
   if (why) return `never started: ${why}`
+  const sidecar = sidecars(pod)
   for (const s of pod.status?.initContainerStatuses ?? []) {
     const error = waitingError(s, pod)
-    if (error) return `never started: init container ${s.name}: ${error}`
-    // Running without a failure: it may be waiting for something that is coming up.
-    if (s.state?.running) return undefined
+    if (error) return `never started: ${sidecar.has(s.name) ? 'sidecar' : 'init'} container ${s.name}: ${error}`
+    // Running without a failure: it may be waiting for something that is coming up. A sidecar
+    // runs as long as the pod does: its running is not the main containers' progress.
+    if (s.state?.running && !sidecar.has(s.name)) return undefined
   }
   for (const s of pod.status?.containerStatuses ?? []) {
     const error = waitingError(s, pod)
@@ -125,6 +145,9 @@ export function neverStarted(job: StartFacts, pods: V1Pod[], now: Date, stuckAft
   const age = formatDuration((now.getTime() - first) / 1000)
   if (pod.status?.phase === 'Failed')
     return `never started: pod ${pod.metadata?.name} failed (${cut(pod.status.reason ?? pod.status.message ?? 'no reason given', MAX_DETAIL)})`
+  // On a node with no error reported: its image is being pulled (a large one takes minutes) or its
+  // volumes attached or provisioned. That is progress, however long: the wait's own timeout bounds it.
+  if (scheduled(pod)) return undefined
   const waiting = pod.status?.containerStatuses?.find((s) => s.state?.waiting?.reason)?.state?.waiting?.reason
   return `never started: Pending for ${age}${waiting ? ` (${waiting})` : ''}`
 }

@@ -1,11 +1,43 @@
 // Whether a Job ever started, over pods as a kubelet writes them (src/observe/pod-start.ts).
-import type { V1Pod } from '@kubernetes/client-node'
+import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node'
 import { neverStarted } from '../../src/observe/pod-start.ts'
 import { NOW, newJob } from './jobs.ts'
 import { SCHEDULER_134, imagePullBackOff, initCrashLoop, newPod, running, unschedulable, waiting } from './pods.ts'
 
 const STUCK_AFTER = 60
 const job = newJob({ name: 'app-migrate', status: 'running', age: 600 })
+const SCHEDULED = { type: 'PodScheduled', status: 'True' }
+
+/** A pod of a restartPolicy Never Job whose init container wait-for-db exited 2: the pod failed. */
+const neverFailed = (age: number): V1Pod =>
+  newPod({
+    age,
+    name: `app-migrate-${age}`,
+    phase: 'Failed',
+    init: [
+      {
+        name: 'wait-for-db',
+        image: 'busybox',
+        imageID: 'x',
+        ready: false,
+        restartCount: 0,
+        state: { terminated: { exitCode: 2, reason: 'Error', startedAt: NOW } }
+      }
+    ],
+    main: [waiting('PodInitializing', '')]
+  })
+
+/** A scheduled pod with a native sidecar mesh-proxy in `sidecarState`, and `main`. */
+const withSidecar = (age: number, sidecarState: 'running', main: V1ContainerStatus[]): V1Pod =>
+  newPod({
+    age,
+    phase: 'Pending',
+    conditions: [SCHEDULED],
+    sidecars: ['mesh-proxy'],
+    init: [{ name: 'mesh-proxy', image: 'busybox', imageID: 'x', ready: true, started: true, restartCount: 0, state: { [sidecarState]: { startedAt: NOW } } }],
+    main
+  })
+
 const verdict = (pods: V1Pod[], j = job): string | undefined => neverStarted(j, pods, NOW, STUCK_AFTER)
 
 test.each([
@@ -46,39 +78,29 @@ test.each([
     'never started: init container wait-for-db failed 4 times (exit code 1)'
   ],
   [
-    'restartPolicy Never: three failed pods whose init container exited 2, and a new one initializing',
-    [
-      ...[400, 300, 200].map((age) =>
-        newPod({
-          age,
-          name: `app-migrate-${age}`,
-          phase: 'Failed',
-          init: [
-            {
-              name: 'wait-for-db',
-              image: 'busybox',
-              imageID: 'x',
-              ready: false,
-              restartCount: 0,
-              state: { terminated: { exitCode: 2, reason: 'Error', startedAt: NOW } }
-            }
-          ],
-          main: [waiting('PodInitializing', '')]
-        })
-      ),
-      newPod({
-        age: 5,
-        init: [{ name: 'wait-for-db', image: 'busybox', imageID: 'x', ready: false, restartCount: 0, state: { running: { startedAt: NOW } } }],
-        main: [waiting('PodInitializing', '')]
-      })
-    ],
+    'restartPolicy Never: three failed pods whose init container exited 2, the newest just failed (no new pod yet)',
+    [400, 300, 200].map((age) => neverFailed(age)),
     'never started: init container wait-for-db failed 3 times (exit code 2)'
   ],
   [
-    'ContainerCreating for 3m (a volume that cannot be mounted shows nothing else)',
-    [newPod({ age: 180, conditions: [{ type: 'PodScheduled', status: 'True' }], main: [waiting('ContainerCreating', '')] })],
-    'never started: Pending for 3m (ContainerCreating)'
+    'a native sidecar runs (restartPolicy Always, as a mesh injects), the main container cannot pull its image',
+    [withSidecar(180, 'running', [waiting('ImagePullBackOff', 'Back-off pulling image')])],
+    'never started: ImagePullBackOff (registry.example/app:1.2.3)'
   ],
+  [
+    'a native sidecar cannot pull its image',
+    [
+      newPod({
+        age: 180,
+        conditions: [SCHEDULED],
+        sidecars: ['mesh-proxy'],
+        init: [{ ...waiting('ImagePullBackOff', ''), name: 'mesh-proxy' }],
+        main: [waiting('PodInitializing', '')]
+      })
+    ],
+    'never started: sidecar container mesh-proxy: ImagePullBackOff (registry.example/app:1.2.3)'
+  ],
+  ['Pending for 3m on no node, with no verdict of the scheduler (none runs, or a scheduling gate)', [newPod({ age: 180 })], 'never started: Pending for 3m'],
   [
     'a pod that ended before its container started (the kubelet’s ContainerStatusUnknown, no startedAt)',
     [
@@ -126,7 +148,44 @@ test.each([
         main: [waiting('PodInitializing', '')]
       })
     ]
-  ]
+  ],
+  [
+    'ContainerCreating for 3m on a node (an image being pulled, a volume being attached): progress, bounded by the wait’s timeout',
+    [newPod({ age: 180, conditions: [SCHEDULED], main: [waiting('ContainerCreating', '')] })]
+  ],
+  [
+    'restartPolicy Never: three failed pods whose init container exited 2, and a new one whose init container runs again',
+    [
+      ...[400, 300, 200].map((age) => neverFailed(age)),
+      newPod({
+        age: 5,
+        init: [{ name: 'wait-for-db', image: 'busybox', imageID: 'x', ready: false, restartCount: 0, state: { running: { startedAt: NOW } } }],
+        main: [waiting('PodInitializing', '')]
+      })
+    ]
+  ],
+  [
+    'its init container failed once and runs again (a wait-for-db retrying, restartPolicy OnFailure)',
+    [
+      newPod({
+        age: 300,
+        conditions: [SCHEDULED],
+        init: [
+          {
+            name: 'wait-for-db',
+            image: 'busybox',
+            imageID: 'x',
+            ready: false,
+            restartCount: 1,
+            state: { running: { startedAt: NOW } },
+            lastState: { terminated: { exitCode: 1, reason: 'Error', startedAt: NOW } }
+          }
+        ],
+        main: [waiting('PodInitializing', '')]
+      })
+    ]
+  ],
+  ['a native sidecar runs, the main container is being created (its image pulled)', [withSidecar(180, 'running', [waiting('ContainerCreating', '')])]]
 ])('%s → not stuck', (_, pods) => {
   expect(verdict(pods)).toBeUndefined()
 })

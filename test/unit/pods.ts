@@ -14,6 +14,8 @@ export interface PodShape {
   init?: V1ContainerStatus[]
   main?: V1ContainerStatus[]
   name?: string
+  /** Init containers that are native sidecars (restartPolicy Always). */
+  sidecars?: string[]
 }
 
 export function newPod(shape: PodShape): V1Pod {
@@ -25,7 +27,11 @@ export function newPod(shape: PodShape): V1Pod {
     },
     spec: {
       restartPolicy: 'OnFailure',
-      initContainers: shape.init?.map((s) => ({ name: s.name, image: 'busybox:1.36' })),
+      initContainers: shape.init?.map((s) => ({
+        name: s.name,
+        image: 'busybox:1.36',
+        ...(shape.sidecars?.includes(s.name) ? { restartPolicy: 'Always' } : {})
+      })),
       containers: (shape.main ?? [{ name: 'migrate' } as V1ContainerStatus]).map((s) => ({ name: s.name, image: IMAGE }))
     },
     status: { phase: shape.phase ?? 'Pending', conditions: shape.conditions, initContainerStatuses: shape.init, containerStatuses: shape.main }
