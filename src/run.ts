@@ -5,6 +5,7 @@
 import { execute } from './execute/execute.ts'
 import type { ExecuteContext, RunResult } from './execute/outcome.ts'
 import { KubeJobsClient, type JobsClient } from './kube/client.ts'
+import { cancelledBy } from './kube/retry.ts'
 import { loadKubeConfig } from './kube/kubeconfig.ts'
 import { takeLeases, leaseName, runIdentity, scopeKey } from './kube/lease.ts'
 import type { ManifestClient } from './kube/manifest-client.ts'
@@ -103,7 +104,10 @@ async function phaseUnderLease(client: JobsClient, phase: Phase, settings: Setti
   try {
     // Observed only once the Lease is held: a run that waited plans on what the other one left.
     // Pre with a manifest checks the whole rendered release first: before any delete or wait.
+    stopIfCancelled(options.signal)
     const gate = phase === 'pre' && settings.manifestObjects ? await preflightGate(manifests, settings, out) : undefined
+    // A check cut short by the cancellation is no verdict, and nothing is observed after it.
+    stopIfCancelled(options.signal)
     if (gate && gate.errors.length > 0) result = stoppedByPreflight(settings, namespaces, gate)
     else {
       result = await observePlanExecute(phase, settings, client, namespaces, options)
@@ -114,6 +118,15 @@ async function phaseUnderLease(client: JobsClient, phase: Phase, settings: Setti
   }
   result.warnings.push(...(leases?.warnings ?? []))
   return result
+}
+
+/**
+ * Stops the phase between its steps once the run is cancelled (SIGINT, SIGTERM): what is in
+ * flight ends on the signal, and this keeps the next step (the preflight, observing, executing)
+ * from starting new requests. The caller releases the Lease and reports the cancellation.
+ */
+function stopIfCancelled(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw cancelledBy(signal)
 }
 
 /** Pre stopped by its preflight: no Job was observed, waited on or deleted. */
@@ -180,6 +193,8 @@ async function observePlanExecute(phase: Phase, settings: Settings, client: Jobs
       // Plans nothing: it runs through src/preflight/phase.ts, from main.ts and cli.ts.
       throw new Error('preflight is not a Job phase')
   }
+  // Cancelled while it observed: no watch, list or delete starts after (the Lease is released by the caller).
+  stopIfCancelled(options.signal)
   const release = settings.scope.release
   const noRelease =
     plan.jobs.length === 0 && release !== undefined && namespaces.length > 0 ? await missingReleaseWarning(client, release, namespaces) : undefined

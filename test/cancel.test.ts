@@ -11,7 +11,9 @@ import { CoordinationV1Api, V1MicroTime } from '@kubernetes/client-node'
 import { outputNames, runAction, type ActionRun } from './action.ts'
 import { runCli, type CliRun } from './bin.ts'
 import { createFinishedJobs } from './bench/finished-jobs.ts'
-import { batchApi, createJob, getJob, kubeConfig } from './cluster/testenv.ts'
+import { batchApi, createJob, getJob, kubeConfig, testCluster } from './cluster/testenv.ts'
+import { startFaultProxy } from './faults/proxy.ts'
+import { preflightDemo } from './preflight-demo.ts'
 import { finishedReleaseJob, release, releaseAnnotations, useScenario } from './scenario.ts'
 import { leaseName } from '../src/kube/lease.ts'
 
@@ -159,4 +161,32 @@ test('post after a completed pre and a cancelled helm upgrade: the upgrade’s n
   expect(post.code).toBe(0)
   expect(outputNames(post, 'ttl-set')).toContain(`${release}-migrate`)
   expect((await getJob(ns, `${release}-migrate`))?.spec?.ttlSecondsAfterFinished).toBeGreaterThan(0)
+})
+
+test('action pre with a manifest, SIGINT while its preflight checks the release: nothing is observed after it (no Job listed, watched or deleted), Lease released', async () => {
+  const ns = scenario.ns
+  const { install, rendered } = preflightDemo(() => ns)
+  await install()
+  const migrate = await getJob(ns, `${release}-migrate`)
+  expect(migrate).toBeDefined()
+  // The preflight's dry runs take a second each here, so the signal comes while they are in flight.
+  const proxy = await startFaultProxy(testCluster())
+  try {
+    proxy.addRule({ query: { dryRun: 'All' }, fault: { kind: 'delay', ms: 1_000 } })
+    const run = await runAction(
+      { manifest: rendered({ migrationVersion: '2' }), namespace: ns },
+      { env: proxy.env(), signal: { signal: 'SIGINT', when: /::group::Preflight: \d+ object/ } }
+    )
+    expectCancelledCleanly(run, 'SIGINT')
+    // Positive control: the preflight had begun its dry runs through the proxy.
+    expect(proxy.requests.count({ query: { dryRun: 'All' } })).toBeGreaterThan(0)
+    // Observing pre lists the namespace's Jobs (and watches them) first: after the cancellation it never does.
+    expect(proxy.requests.count({ method: 'GET', path: `/apis/batch/v1/namespaces/${ns}/jobs` })).toBe(0)
+    expect(proxy.requests.count({ method: 'DELETE', path: /\/jobs\// })).toBe(0)
+    expect((await getJob(ns, `${release}-migrate`))?.metadata?.uid).toBe(migrate?.metadata?.uid)
+    expect(run.state['pre-phase']).toBeUndefined()
+  } finally {
+    await proxy.close()
+  }
+  await nextRunDoesNotWait(ns)
 })
