@@ -1,6 +1,6 @@
 // The post and sweep phases end to end, through the bundle as the runner runs it, on the real
 // cluster whose TTL controller does the deleting. Decoys must survive every scenario.
-import { existsSync, mkdtempSync, readdirSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -145,7 +145,17 @@ test('wait-for-jobs on a new Job that never starts: the step fails well before t
   const started = Date.now()
   // stuck-after 25s: the migration is young at the plan (waited on) however slowly the run starts,
   // and stuck while the seed still runs.
-  const run = await runAction({ phase: 'post', release, namespace: ns, 'wait-for-jobs': '3m', 'stuck-after': '25s', ttl: '10m', 'failure-grace': '2h' })
+  const logsDir = mkdtempSync(join(tmpdir(), 'post-stuck-'))
+  const run = await runAction({
+    phase: 'post',
+    release,
+    namespace: ns,
+    'wait-for-jobs': '3m',
+    'stuck-after': '25s',
+    ttl: '10m',
+    'failure-grace': '2h',
+    'logs-dir': logsDir
+  })
   expect(Date.now() - started).toBeLessThan(120_000) // well under wait-for-jobs 3m
   expect(run.code).toBe(1)
   expect(run.stdout).toMatch(
@@ -163,19 +173,48 @@ test('wait-for-jobs on a new Job that never starts: the step fails well before t
   expect((await getJob(ns, `${release}-seed`))?.spec?.ttlSecondsAfterFinished).toBe(600)
   expect((await getJob(ns, `${release}-migrate`))?.spec?.ttlSecondsAfterFinished).toBe(7200)
   expect(run.summary).toMatch(new RegExp(`^\\| ${release}-migrate \\| stuck \\| waited, then TTL set \\| never started \\(\\d+s\\) \\|`, 'm'))
+  // What there is of its record was saved before the TTL: why it never started, its Events, and a
+  // note in place of the log of the container that never ran; the seed succeeded, so has none.
+  expectStuckRecord(logsDir, `${release}-migrate`, 'ImagePullBackOff')
+  expect(existsSync(join(logsDir, ns, `${release}-seed`))).toBe(false)
 })
+
+/** The record post saved of a stuck Job: job.json saying why, and a never-ran note for its container. */
+function expectStuckRecord(logsDir: string, job: string, why: string): void {
+  const file = JSON.parse(readFileSync(join(logsDir, ns, job, 'job.json'), 'utf8')) as {
+    status: string
+    failureReason?: string
+    neverRan: string[]
+    savedBy: { phase: string }
+  }
+  expect([file.status, file.savedBy.phase, file.failureReason]).toEqual(['stuck', 'post', expect.stringContaining(why)])
+  expect(file.neverRan).toEqual([expect.stringMatching(/never ran|waiting|Pending/)])
+  const pods = readdirSync(join(logsDir, ns, job)).filter((f) => f !== 'job.json')
+  expect(pods).toHaveLength(1)
+  expect(readdirSync(join(logsDir, ns, job, pods[0])).some((f) => f.endsWith('.never-ran.txt'))).toBe(true)
+}
 
 test('wait-for-jobs with fail-on-job-failure false: a Job already stuck when post begins is a warning, and is not waited for', async () => {
   await createJob({ namespace: ns, name: `${release}-migrate`, annotations: releaseAnnotations(ns), behaviour: 'unschedulable' })
   await sleep(3000)
   const started = Date.now()
-  const run = await runAction({ phase: 'post', release, namespace: ns, 'wait-for-jobs': '3m', 'stuck-after': '2s', 'fail-on-job-failure': 'false' })
+  const logsDir = mkdtempSync(join(tmpdir(), 'post-stuck-'))
+  const run = await runAction({
+    phase: 'post',
+    release,
+    namespace: ns,
+    'wait-for-jobs': '3m',
+    'stuck-after': '2s',
+    'fail-on-job-failure': 'false',
+    'logs-dir': logsDir
+  })
   expect(Date.now() - started).toBeLessThan(60_000)
   expect(run.code).toBe(0)
   expect(run.stdout).toContain(
     `::warning::Job ${ns}/${release}-migrate never started: 0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector: not waited for; it keeps the upper-bound TTL (fail-on-job-failure is false)`
   )
   expect(outputNames(run, 'waited')).toEqual([])
+  expectStuckRecord(logsDir, `${release}-migrate`, "didn't match Pod's node affinity/selector")
 })
 
 test('keep-last 1: post gives the newest revision no TTL (even one it had), and the older one its ttl, which the TTL controller acts on', async () => {

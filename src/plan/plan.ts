@@ -186,7 +186,8 @@ function planOne(job: JobRecord, observed: Observed, settings: PlanPolicy, now: 
     return { ...known, reason: `hook Job (${hook.key}: ${hook.value}): its own hook-delete-policy manages it; set include-hooks to include it` }
   }
   const decided = { ...known, ...decide(known) }
-  const acts = decided.action === 'delete' || (decided.action === 'set-ttl' && isFinished(job))
+  // A stuck Job given its TTL is a failure to keep the record of: it will not finish by itself.
+  const acts = decided.action === 'delete' || (decided.action === 'set-ttl' && (isFinished(job) || decided.status === 'stuck'))
   return { ...decided, harvest: acts && shouldHarvest(settings.harvestLogs, decided.status) }
 }
 

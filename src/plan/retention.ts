@@ -112,11 +112,11 @@ function withProblem(p: PlannedJob, decision: Decision, settings: PlanPolicy): D
  */
 function afterPostWait(p: PlannedJob, waitedSeconds: number, settings: PlanPolicy): PlannedJob {
   if (p.status === 'stuck') {
-    // It keeps the upper bound it was given before the wait.
+    // It keeps the upper bound it was given before the wait, set again once its logs (the init
+    // containers that ran, the notes of those that never did, job.json with its Events) are saved.
     const after = `no longer waited for after ${formatDuration(waitedSeconds)} of wait-for-jobs ${formatDuration(settings.waitForJobsSeconds)}`
     return {
       ...p,
-      action: 'keep',
       reason: `${p.job.neverStarted}; ${after}; it keeps the upper-bound TTL`,
       problem: stuckProblem(p, `${p.job.neverStarted}: ${after}`, settings)
     }

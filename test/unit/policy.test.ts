@@ -82,9 +82,9 @@ describe('redecide after a wait gives the final reason', () => {
       { severity: 'error', message: 'Job prod/app-migrate failed; kept for failure-grace 1d so it can be inspected' }
     ],
     [
-      'never started → kept with the upper bound it has, and a failure',
+      'never started → the upper bound it has, set again once its logs are saved, and a failure',
       { ...toJobRecord(running), neverStarted: 'never started: Unschedulable' },
-      'keep',
+      'set-ttl',
       'never started: Unschedulable; no longer waited for after 2m of wait-for-jobs 10m; it keeps the upper-bound TTL',
       {
         severity: 'error',
@@ -101,6 +101,14 @@ describe('redecide after a wait gives the final reason', () => {
   ])('post: %s', (_, job, action, reason, problem) => {
     const again = plan.redecide(job, later, 120)
     expect([again.action, again.reason, again.problem]).toEqual([action, reason, problem])
+  })
+
+  test('post: a Job that turned out never to start has its logs saved (harvest-logs failed) and keeps the upper bound; harvest-logs none saves none', () => {
+    const stuck = { ...toJobRecord(running), neverStarted: 'never started: Unschedulable' }
+    const again = plan.redecide(stuck, later, 120)
+    expect([again.harvest, again.ttlSeconds]).toEqual([true, 86400])
+    const none = planPost(at(running), planPolicy(settingsOf({ phase: 'post', release: 'app', 'wait-for-jobs': '10m', 'harvest-logs': 'none' })), NOW)
+    expect(none.redecide(stuck, later, 120).harvest).toBe(false)
   })
 
   test('post, ttl never: the reason says it is kept until removed', () => {
