@@ -307,6 +307,56 @@ describe('Jobs that never started', () => {
     for (const name of [`${release}-migrate`, `${release}-seed`, worker]) expect(await getJob(ns, name)).toBeUndefined()
   })
 
+  test('an unschedulable migration for which the cluster autoscaler is adding a node (its TriggeredScaleUp Event) is waited for, not deleted; the same with NotTriggerScaleUp is deleted', async () => {
+    // The Events the cluster autoscaler records on a pod it scales up for (or cannot), written
+    // here as it writes them: the autoscaler itself does not run in this cluster.
+    const scaleUpEvent = async (name: string, reason: 'TriggeredScaleUp' | 'NotTriggerScaleUp'): Promise<void> => {
+      const [pod] = (await coreApi().listNamespacedPod({ namespace: ns, labelSelector: `job-name=${name}` })).items
+      const at = new Date()
+      await coreApi().createNamespacedEvent({
+        namespace: ns,
+        body: {
+          metadata: { name: `${pod.metadata?.name}.scale-up`, namespace: ns },
+          involvedObject: { kind: 'Pod', name: pod.metadata?.name, namespace: ns, uid: pod.metadata?.uid, apiVersion: 'v1' },
+          reason,
+          message:
+            reason === 'TriggeredScaleUp'
+              ? 'pod triggered scale-up: [{pool-a 0->1 (max: 3)}]'
+              : "pod didn't trigger scale-up: 1 node(s) didn't match Pod's node affinity/selector",
+          type: 'Normal',
+          source: { component: 'cluster-autoscaler' },
+          firstTimestamp: at,
+          lastTimestamp: at,
+          count: 1
+        }
+      })
+    }
+    const annotations = releaseAnnotations(ns)
+    await createJob({ namespace: ns, name: `${release}-migrate`, annotations, behaviour: 'unschedulable' })
+    await createJob({ namespace: ns, name: `${release}-seed`, annotations, behaviour: 'unschedulable' })
+    await podShows(`${release}-migrate`, unschedulable)
+    await podShows(`${release}-seed`, unschedulable)
+    await scaleUpEvent(`${release}-migrate`, 'TriggeredScaleUp')
+    await scaleUpEvent(`${release}-seed`, 'NotTriggerScaleUp')
+    await sleep(3000) // the pods are older than stuck-after
+
+    // on-running fail: a Job counted as running fails the step and nothing is deleted.
+    const run = await runAction({ release, namespace: ns, 'on-running': 'fail', 'stuck-after': '2s', ...NO_LOGS })
+    expect(run.code).toBe(1)
+    expect(run.stdout).toContain(`::error::Job ${ns}/${release}-migrate is still running`)
+    expect(run.stdout).not.toContain(`Job ${ns}/${release}-seed is still running`)
+    expect(await getJob(ns, `${release}-migrate`)).toBeDefined()
+    // With a node coming for neither (the migration's scale-up said no), both are stuck and deleted.
+    await coreApi().deleteNamespacedEvent({
+      namespace: ns,
+      name: `${(await coreApi().listNamespacedPod({ namespace: ns, labelSelector: `job-name=${release}-migrate` })).items[0].metadata?.name}.scale-up`
+    })
+    await scaleUpEvent(`${release}-migrate`, 'NotTriggerScaleUp')
+    const again = await runAction({ release, namespace: ns, 'on-running': 'fail', 'stuck-after': '2s', ...NO_LOGS })
+    expectSucceeded(again)
+    expect(outputNames(again, 'pruned')).toEqual([`${release}-migrate`, `${release}-seed`])
+  })
+
   test('Jobs that become stuck while pre waits on them (a missing Secret, a failing init container) are deleted then, not at wait-timeout', async () => {
     const annotations = releaseAnnotations(ns)
     await createJob({ namespace: ns, name: `${release}-migrate`, annotations, behaviour: 'create-container-config-error' })

@@ -365,11 +365,17 @@ export class KubeJobsClient implements JobsClient {
     }
   }
 
-  async listWarningEvents(namespace: string, uid: string): Promise<CoreV1Event[]> {
+  listWarningEvents(namespace: string, uid: string): Promise<CoreV1Event[]> {
+    return this.eventsWhere(namespace, uid, `involvedObject.uid=${uid},type=Warning`)
+  }
+
+  listEventsOf(namespace: string, uid: string): Promise<CoreV1Event[]> {
+    return this.eventsWhere(namespace, uid, `involvedObject.uid=${uid}`)
+  }
+
+  private async eventsWhere(namespace: string, uid: string, fieldSelector: string): Promise<CoreV1Event[]> {
     const list = await this.call(`list the Events of uid ${uid} in ${namespace}`, () =>
-      this.send<{ items?: CoreV1Event[] }>('GET', `/api/v1/namespaces/${seg(namespace)}/events`, {
-        query: { fieldSelector: `involvedObject.uid=${uid},type=Warning` }
-      })
+      this.send<{ items?: CoreV1Event[] }>('GET', `/api/v1/namespaces/${seg(namespace)}/events`, { query: { fieldSelector } })
     )
     return list.items ?? []
   }

@@ -103,6 +103,8 @@ export interface JobsClient extends ClusterObjects {
    * involvedObject.uid), which say why it failed or cannot start. Needs `list` on events.
    */
   listWarningEvents(namespace: string, uid: string): Promise<CoreV1Event[]>
+  /** Every Event about the object with this UID (a pod: the scheduler's, the autoscaler's TriggeredScaleUp). Needs `list` on events. */
+  listEventsOf(namespace: string, uid: string): Promise<CoreV1Event[]>
   /** Records a Kubernetes Event on the Job, once per Job and reason, so `kubectl get events` explains what happened. */
   recordEvent(job: JobRecord, event: JobEvent): Promise<void>
   /** API requests sent so far (each attempt counts), for the benchmark. */

@@ -87,7 +87,7 @@ export function waitingError(s: V1ContainerStatus, pod: V1Pod): string | undefin
  * Why the scheduler places the pod on no node (the PodScheduled condition): its first sentence, the filters'
  * verdict. What follows is the post-filter's (preemption; in 1.34 "no new claims to deallocate, preemption: …").
  */
-function unschedulable(pod: V1Pod): string | undefined {
+export function unschedulable(pod: V1Pod): string | undefined {
   const c = pod.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'False')
   if (!c) return undefined
   return cut((c.message ?? c.reason ?? 'Unschedulable').split(/\.\s/)[0].replace(/\.$/, ''), MAX_DETAIL)
@@ -96,7 +96,7 @@ function unschedulable(pod: V1Pod): string | undefined {
 const terminal = (pod: V1Pod): boolean => pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed' || !!pod.metadata?.deletionTimestamp
 
 /** The pod that tells where the Job stands now: the newest that is not over, else the newest. */
-function currentPod(pods: V1Pod[]): V1Pod {
+export function currentPod(pods: V1Pod[]): V1Pod {
   const newestFirst = [...pods].sort((a, b) => (time(b.metadata?.creationTimestamp) ?? 0) - (time(a.metadata?.creationTimestamp) ?? 0))
   return newestFirst.find((p) => !terminal(p)) ?? newestFirst[0]
 }

@@ -480,6 +480,12 @@ export class FakeJobsClient implements JobsClient {
     )
   }
 
+  listEventsOf(namespace: string, uid: string): Promise<CoreV1Event[]> {
+    return this.answer('listEventsOf', [namespace, uid], async () =>
+      this.clusterEvents.filter((e) => e.metadata?.namespace === namespace && e.involvedObject?.uid === uid).map((e) => structuredClone(e))
+    )
+  }
+
   recordEvent(job: JobRecord, event: JobEvent): Promise<void> {
     const where = key(job.metadata?.namespace ?? '', job.metadata?.name ?? '')
     return this.answer('recordEvent', [where, event], async () => {
