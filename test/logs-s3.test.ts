@@ -9,7 +9,9 @@
 //   SDK's bounded retries) keeps the Job as on-log-failure: keep says, the error naming the input
 //   and the bucket and never a secret; on-log-failure: delete deletes it with a warning;
 // - a 20 MiB log is a multipart upload read back byte for byte, and a read that breaks after a
-//   part was sent leaves no object and no unfinished upload.
+//   part was sent leaves no object and no unfinished upload;
+// - a store that answers 500 is retried, then fails naming the input; a store that goes away in
+//   the middle of a multipart upload leaves no object under the key.
 // Decoys survive every test (useScenario).
 import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -27,6 +29,7 @@ import { runCli } from './bin.ts'
 import { coreApi, createJob, getJob, testCluster, waitForJobCondition } from './cluster/testenv.ts'
 import { expectNoStackTrace } from './faults/product.ts'
 import { keysUnder, objectBytes } from './s3-objects.ts'
+import { startStoreProxy, type StoreProxy } from './s3-store-proxy.ts'
 import { release, releaseAnnotations, useScenario } from './scenario.ts'
 
 const MiB = 1024 * 1024
@@ -279,5 +282,64 @@ describe('large logs, streamed into the bucket', () => {
       () => undefined
     )
     expect(await keysUnder(client, Bucket, Key)).toEqual([Key])
+  })
+})
+
+describe('a store in trouble (a pass-through in front of the S3 server: test/s3-store-proxy.ts)', () => {
+  const read = { namespace: 'prod', pod: 'p', container: 'main', previous: false, stallMs: 30_000 }
+  let proxy: StoreProxy
+  let sink: S3Sink
+  let saved: string | undefined
+  beforeAll(async () => {
+    proxy = await startStoreProxy(endpoint)
+    // The SDK reads its endpoint from the environment, as it does in the action: the proxy's.
+    saved = process.env.AWS_ENDPOINT_URL_S3
+    process.env.AWS_ENDPOINT_URL_S3 = proxy.url
+    const target = logsTargetOf(`s3://${Bucket}/${prefix}/trouble`, process.env)
+    if (target.kind !== 's3') throw new Error('expected a bucket')
+    sink = new S3Sink(target)
+  })
+  afterAll(async () => {
+    await sink.close()
+    await proxy.close()
+    if (saved === undefined) delete process.env.AWS_ENDPOINT_URL_S3
+    else process.env.AWS_ENDPOINT_URL_S3 = saved
+  })
+  beforeEach(() => {
+    proxy.mode = 'pass'
+    proxy.onRequest = undefined
+    proxy.seen.length = 0
+  })
+  const save = (key: string, body: () => Readable): Promise<unknown> =>
+    streamLog(
+      async () => body(),
+      read,
+      { maxBytes: 32 * MiB, lastLines: 0 },
+      () => sink.open(key, 'text/plain'),
+      () => undefined
+    )
+
+  test('500 InternalError to every request: retried 3 times, then a failure in S3’s words naming logs-dir and the bucket; nothing stored (positive control: passed through, the same log is)', async () => {
+    proxy.mode = 'error-500'
+    const key = 'ns/job/pod/error-500.log'
+    await expect(save(key, () => Readable.from([Buffer.from('migrating…\n')]))).rejects.toThrow(
+      `logs-dir 's3://${Bucket}/${prefix}/trouble': cannot upload ${prefix}/trouble/${key} to bucket '${Bucket}': 500 InternalError`
+    )
+    expect(proxy.seen.filter((r) => r.startsWith('PUT '))).toHaveLength(3)
+    expect(await keysUnder(client, Bucket, `${prefix}/trouble/${key}`)).toEqual([])
+    proxy.mode = 'pass'
+    await save(key, () => Readable.from([Buffer.from('migrating…\n')]))
+    expect((await objectBytes(client, Bucket, `${prefix}/trouble/${key}`)).toString()).toBe('migrating…\n')
+  })
+
+  test('the store goes away after the first part of a 12 MiB upload: a failure, and no object under the key (its unfinished upload is the bucket’s lifecycle rule’s to end)', async () => {
+    const key = 'ns/job/pod/gone.log'
+    proxy.onRequest = (seen) => {
+      // The first part went through: from the second on, the store is gone.
+      if (seen.filter((r) => r.includes('partNumber=')).length >= 2) proxy.mode = 'gone'
+    }
+    await expect(save(key, () => Readable.from([randomBytes(12 * MiB)]))).rejects.toThrow(`cannot upload ${prefix}/trouble/${key} to bucket '${Bucket}'`)
+    expect(proxy.seen.some((r) => r.endsWith('?uploads'))).toBe(true)
+    expect(await keysUnder(client, Bucket, `${prefix}/trouble/${key}`)).toEqual([])
   })
 })
