@@ -208,6 +208,20 @@ test('a store that does not answer (a closed loopback port): the SDK’s bounded
   )
 })
 
+test('the s3-endpoint input names the store, before the SDK’s own variable (here a closed port, which would fail)', async () => {
+  const ns = scenario.ns
+  const name = `${release}-migrate`
+  const { pod, kubectlLog } = await failedReleaseJob(ns, name)
+  const url = `s3://${Bucket}/${prefix}/endpoint-input`
+  const env = s3Env({ AWS_ENDPOINT_URL_S3: `http://127.0.0.1:${await closedPort()}` })
+  const run = await runAction({ release, namespace: ns, 'logs-dir': url, 's3-endpoint': endpoint }, { env })
+  expectNoStackTrace(run)
+  expect({ code: run.code, errors: errorLines(run) }).toEqual({ code: 0, errors: [] })
+  expect(outputNames(run, 'pruned')).toEqual([name])
+  const key = `${prefix}/endpoint-input/${ns}/${name}/${pod}/main.log`
+  expect((await objectBytes(client, Bucket, key)).equals(kubectlLog)).toBe(true)
+})
+
 describe('large logs, streamed into the bucket', () => {
   // kwok, the test cluster's node, serves one short log for every pod (test/cluster/pod.log), so a
   // 20 MiB log is served here by the stream's own reader: the sink and the store are the real ones.

@@ -120,6 +120,8 @@ Logs:
   --logs-dir DIR|URL      where logs go: DIR/<namespace>/<job>/<pod>/<container>.log and
                           <namespace>/<job>/job.json, or the same keys in s3://bucket/prefix
                           (AWS SDK credentials and region; endpoint: AWS_ENDPOINT_URL_S3)
+  --s3-endpoint URL       an S3-compatible store's endpoint, for logs-dir s3://… (default:
+                          AWS_ENDPOINT_URL_S3, else AWS_ENDPOINT_URL; none: AWS)
   --on-log-failure WHAT   keep (default: keep the Job, fail) or delete, when logs cannot be saved
   --max-log-bytes SIZE    most saved per container log (default 10Mi): 10Mi, 10MiB, 512Ki, bytes;
                           a longer log keeps its first quarter and last three quarters

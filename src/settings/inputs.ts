@@ -22,6 +22,7 @@ export const INPUT = {
   maskLogTails: 'mask-log-tails',
   streamLogs: 'stream-logs',
   logsDir: 'logs-dir',
+  s3Endpoint: 's3-endpoint',
   uploadLogs: 'upload-logs',
   dryRun: 'dry-run',
   ttl: 'ttl',

@@ -1,7 +1,7 @@
 // The logs-dir input: a directory on this machine (~ expanded), or s3://bucket/prefix for an S3
-// bucket or an S3-compatible store. For a store, the endpoint is the AWS SDK's own setting
-// (AWS_ENDPOINT_URL_S3, else AWS_ENDPOINT_URL), read here only to check it and to address the
-// bucket by path, as S3-compatible stores expect; credentials and the region are the SDK's.
+// bucket or an S3-compatible store. For a store, the endpoint is the s3-endpoint input, else the
+// AWS SDK's own setting (AWS_ENDPOINT_URL_S3, else AWS_ENDPOINT_URL), checked here; with one the
+// bucket is addressed by path, as S3-compatible stores expect; credentials and the region are the SDK's.
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { INPUT, SettingsError } from './inputs.ts'
@@ -17,7 +17,7 @@ export type LogsTarget =
       bucket: string
       /** Key prefix without leading or trailing '/'; '' for the bucket's root. */
       prefix: string
-      /** An S3-compatible store's endpoint from the environment (AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL); undefined: AWS. */
+      /** An S3-compatible store's endpoint: the s3-endpoint input, else the environment's (AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL); undefined: AWS. */
       endpoint?: string
     }
 
@@ -29,10 +29,16 @@ const SCHEME = /^([a-z][a-z0-9+.-]*):\/\//i
 // take: Google Cloud Storage allows '_' and names up to 222 characters with dots.
 const BUCKET = /^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$/
 
-/** The endpoint the AWS SDK will use for S3, from the environment, checked; undefined when none is set. */
-function endpointOf(env: NodeJS.ProcessEnv, url: string): string | undefined {
-  if (/^true$/i.test(env.AWS_IGNORE_CONFIGURED_ENDPOINT_URLS ?? '')) return undefined
-  const [name, value] = (['AWS_ENDPOINT_URL_S3', 'AWS_ENDPOINT_URL'] as const).map((n) => [n, env[n]?.trim()] as const).find(([, v]) => v) ?? []
+/**
+ * The endpoint of the store: the s3-endpoint input, else the AWS SDK's own setting in the
+ * environment (AWS_ENDPOINT_URL_S3, then AWS_ENDPOINT_URL), checked; undefined when none is set.
+ */
+function endpointOf(env: NodeJS.ProcessEnv, url: string, input: string | undefined): string | undefined {
+  const fromEnv = (): readonly [string, string | undefined] | undefined =>
+    /^true$/i.test(env.AWS_IGNORE_CONFIGURED_ENDPOINT_URLS ?? '')
+      ? undefined
+      : (['AWS_ENDPOINT_URL_S3', 'AWS_ENDPOINT_URL'] as const).map((n) => [n, env[n]?.trim()] as const).find(([, v]) => v)
+  const [name, value] = input !== undefined ? [INPUT.s3Endpoint, input] : (fromEnv() ?? [])
   if (name === undefined || value === undefined) return undefined
   let parsed: URL | undefined
   try {
@@ -47,10 +53,18 @@ function endpointOf(env: NodeJS.ProcessEnv, url: string): string | undefined {
   return value
 }
 
-/** The logs-dir input, or the runner's default directory; throws SettingsError for a URL it cannot write to. */
-export function logsTargetOf(value: string | undefined, env: NodeJS.ProcessEnv): LogsTarget {
+/**
+ * The logs-dir input (with s3-endpoint, `endpoint`), or the runner's default directory; throws
+ * SettingsError for a URL it cannot write to, and for an endpoint without a bucket.
+ */
+export function logsTargetOf(value: string | undefined, env: NodeJS.ProcessEnv, endpoint?: string): LogsTarget {
   const given = value?.trim() || undefined
+  const endpointInput = endpoint?.trim() || undefined
   const scheme = given === undefined ? undefined : SCHEME.exec(given)?.[1]
+  if (endpointInput !== undefined && scheme?.toLowerCase() !== 's3')
+    throw new SettingsError(
+      `Invalid ${INPUT.s3Endpoint} '${endpointInput}' with ${INPUT.logsDir} '${given ?? ''}': expected ${INPUT.logsDir} s3://bucket/prefix, the bucket on that store`
+    )
   if (given === undefined || scheme === undefined) return { kind: 'dir', dir: expandHome(given ?? defaultLogsDir(env), env) }
   const expected = `Invalid ${INPUT.logsDir} '${given}': expected a directory or s3://bucket/prefix`
   if (scheme.toLowerCase() !== 's3') throw new SettingsError(expected)
@@ -59,7 +73,7 @@ export function logsTargetOf(value: string | undefined, env: NodeJS.ProcessEnv):
   if (!BUCKET.test(bucket)) throw new SettingsError(`${expected}; '${bucket}' is no bucket name (lowercase letters, digits, '.', '-' and '_')`)
   const prefix = rest.filter((part) => part !== '').join('/')
   const url = `s3://${bucket}${prefix ? `/${prefix}` : ''}`
-  return { kind: 's3', url, bucket, prefix, endpoint: endpointOf(env, url) }
+  return { kind: 's3', url, bucket, prefix, endpoint: endpointOf(env, url, endpointInput) }
 }
 
 /** Where logs and the report file go when logs-dir is not given; the report file's directory when logs-dir is a bucket. */

@@ -320,7 +320,7 @@ const checksRelease = (phase: Phase, gate: PreflightGate): boolean => phase === 
 
 /** logs-dir: where logs go, and the directory of the report file; upload-logs, which needs a directory. */
 function logsOf(read: ReadInput, env: NodeJS.ProcessEnv): Pick<Settings, 'logsTarget' | 'logsDir' | 'uploadLogs'> {
-  const logsTarget = logsTargetOf(optional(read, INPUT.logsDir), env)
+  const logsTarget = logsTargetOf(optional(read, INPUT.logsDir), env, optional(read, INPUT.s3Endpoint))
   const uploadLogs = bool(read, INPUT.uploadLogs, false)
   if (uploadLogs && logsTarget.kind === 's3')
     throw new SettingsError(

@@ -23,6 +23,8 @@ const MAX_ATTEMPTS = 3
 /** The client for `target`, configured as the SDK's documentation says a user would; everything else is the SDK's chain. */
 export function s3Client(target: S3Target, env: NodeJS.ProcessEnv = process.env): S3Client {
   const config: S3ClientConfig = {
+    // Given whether it came from s3-endpoint or from the SDK's own variables (then the same value).
+    endpoint: target.endpoint,
     forcePathStyle: target.endpoint !== undefined,
     maxAttempts: MAX_ATTEMPTS,
     // A store that accepts a connection and never answers, or goes silent mid-upload, fails the request.

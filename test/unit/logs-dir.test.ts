@@ -59,3 +59,26 @@ test('an endpoint that is no http(s) URL is refused, naming the variable and the
     "Invalid AWS_ENDPOINT_URL_S3 'localhost:9000' (the endpoint of logs-dir 's3://bkt/p'): expected a URL like https://storage.googleapis.com or http://127.0.0.1:7070"
   )
 })
+
+describe('s3-endpoint, the input', () => {
+  const withEndpoint = (logsDir: string, endpoint: string, env: NodeJS.ProcessEnv = {}) =>
+    parseSettings((name) => ({ release: 'app', 'logs-dir': logsDir, 's3-endpoint': endpoint })[name] ?? '', env, { readText: () => '', exists: () => false })
+
+  test('it is the endpoint, before the SDK’s variables, and whatever AWS_IGNORE_CONFIGURED_ENDPOINT_URLS says of those', () => {
+    const env = { AWS_ENDPOINT_URL_S3: 'http://a:1', AWS_IGNORE_CONFIGURED_ENDPOINT_URLS: 'true' }
+    expect(withEndpoint('s3://bkt/p', ' https://storage.googleapis.com ', env).logsTarget).toMatchObject({ endpoint: 'https://storage.googleapis.com' })
+  })
+
+  test.each([
+    ['/logs', "Invalid s3-endpoint 'http://127.0.0.1:7070' with logs-dir '/logs': expected logs-dir s3://bucket/prefix, the bucket on that store"],
+    ['', "Invalid s3-endpoint 'http://127.0.0.1:7070' with logs-dir '': expected logs-dir s3://bucket/prefix"]
+  ])('without a bucket (logs-dir %j) it is refused', (logsDir, message) => {
+    expect(() => withEndpoint(logsDir, 'http://127.0.0.1:7070')).toThrow(message)
+  })
+
+  test('one that is no http(s) URL is refused, naming the input', () => {
+    expect(() => withEndpoint('s3://bkt/p', 'minio:9000')).toThrow(
+      "Invalid s3-endpoint 'minio:9000' (the endpoint of logs-dir 's3://bkt/p'): expected a URL like https://storage.googleapis.com or http://127.0.0.1:7070"
+    )
+  })
+})
