@@ -1,6 +1,11 @@
 // The executor against the real cluster, for the safety rules a scenario cannot easily provoke:
 // preconditions, re-deciding on a fresh object, other clients' deletes, concurrent runs.
-import { KubeJobsClient } from '../src/kube/client.ts'
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { CANCEL_GRACE_MS, KubeJobsClient } from '../src/kube/client.ts'
+import { RunCancelled } from '../src/kube/retry.ts'
+import { DiskSink } from '../src/store/disk-sink.ts'
 import { execute } from '../src/execute/execute.ts'
 import { planPrune, type Plan } from '../src/plan/plan.ts'
 import { planSweep } from '../src/plan/retention.ts'
@@ -218,4 +223,38 @@ test('lists cross pages: every Job arrives when the API server pages them', asyn
   expect(everywhere).toHaveLength(12)
   // Listed Jobs are trimmed: no pod template, no managedFields.
   expect(JSON.stringify(everywhere[0])).not.toMatch(/template|managedFields|containers/)
+})
+
+test('a log read in flight when the run is cancelled ends within the grace (CANCEL_GRACE_MS), leaving nothing written; not cancelled, the same read is saved', async () => {
+  const job = await createJob({ namespace: ns, name: `${release}-migrate`, behaviour: 'fail' })
+  await waitForJobCondition(ns, `${release}-migrate`, 'Failed')
+  const [pod] = (await coreApi().listNamespacedPod({ namespace: ns, labelSelector: `batch.kubernetes.io/controller-uid=${job.metadata?.uid}` })).items
+  const name = pod.metadata?.name ?? ''
+  const proxy = await startFaultProxy(testCluster())
+  const dir = mkdtempSync(join(tmpdir(), 'cancelled-log-'))
+  try {
+    // The kubelet's answer comes 20 s late: the read is in flight when the run is cancelled.
+    proxy.addRule({ path: /\/pods\/[^/]+\/log$/, fault: { kind: 'delay', ms: 20_000 }, times: 1 })
+    const run = new AbortController()
+    const client = new KubeJobsClient(proxy.kubeConfig(), { signal: run.signal })
+    const sink = new DiskSink(dir)
+    const keep = { maxBytes: 1024 * 1024, lastLines: 0 }
+    setTimeout(() => run.abort(new RunCancelled('the run was cancelled (SIGINT)')), 500)
+    const started = Date.now()
+    await expect(client.saveLog(ns, name, 'main', false, keep, () => sink.open(`${name}/main.log`, 'text/plain'))).rejects.toThrow(
+      'the run was cancelled (SIGINT)'
+    )
+    expect(Date.now() - started).toBeLessThan(500 + CANCEL_GRACE_MS + 1_500)
+    expect(readdirSync(dir, { recursive: true }).filter((f) => String(f).endsWith('.log') || String(f).endsWith('.partial'))).toEqual([])
+    await client.close()
+    // Positive control: a client whose run goes on saves the same log, late as it comes.
+    proxy.addRule({ path: /\/pods\/[^/]+\/log$/, fault: { kind: 'delay', ms: 3_000 }, times: 1 })
+    const going = new KubeJobsClient(proxy.kubeConfig())
+    const saved = await going.saveLog(ns, name, 'main', false, keep, () => sink.open(`${name}/main.log`, 'text/plain'))
+    expect(saved.bytes).toBeGreaterThan(0)
+    expect(readFileSync(join(dir, name, 'main.log')).length).toBe(saved.bytes)
+    await going.close()
+  } finally {
+    await proxy.close()
+  }
 })

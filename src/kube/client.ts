@@ -28,7 +28,7 @@ import { KubeManifestClient, type ManifestClient } from './manifest-client.ts'
 import { KubeClusterObjects, type ClusterObjects } from './objects.ts'
 import { streamLog, type LogQuery } from './log-stream.ts'
 import { Rest, seg, type Method, type RestOptions } from './rest.ts'
-import { ClusterUnreachable, DEFAULT_RETRY, isTransient, NoAnswer, withRetry, type RetryPolicy } from './retry.ts'
+import { cancelledBy, ClusterUnreachable, DEFAULT_RETRY, isTransient, NoAnswer, withRetry, type RetryPolicy } from './retry.ts'
 
 export type * from './jobs-client.ts'
 
@@ -76,6 +76,27 @@ export const DEFAULT_CLIENT_OPTIONS: ClientOptions = {
 
 /** How long a request in flight when the run is cancelled may still take (GitHub's grace is 7.5 s). */
 export const CANCEL_GRACE_MS = 2_000
+
+/**
+ * A signal aborted `ms` after `signal` is (with its RunCancelled), for what may finish within the
+ * grace; dispose() once done, so that no timer or listener outlives it.
+ */
+export function graceAfter(signal: AbortSignal | undefined, ms: number): { signal: AbortSignal; dispose: () => void } {
+  const controller = new AbortController()
+  let timer: NodeJS.Timeout | undefined
+  const start = (): void => {
+    timer = setTimeout(() => controller.abort(cancelledBy(signal as AbortSignal)), ms)
+  }
+  if (signal?.aborted) start()
+  else signal?.addEventListener('abort', start, { once: true })
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      clearTimeout(timer)
+      signal?.removeEventListener('abort', start)
+    }
+  }
+}
 
 export class KubeJobsClient implements JobsClient {
   readonly defaultNamespace: string
@@ -332,17 +353,25 @@ export class KubeJobsClient implements JobsClient {
 
   saveLog(namespace: string, pod: string, container: string, previous: boolean, keep: LogKeep, open: () => Promise<LogTarget>): Promise<SavedLog> {
     // Each attempt writes a target anew: a retried read never appends to a half-written one.
-    return this.call(`read the log of ${namespace}/${pod}/${container}`, () => {
+    return this.call(`read the log of ${namespace}/${pod}/${container}`, async () => {
       this.sent++
-      return streamLog(
-        (query, signal) => this.openLog(query, signal),
-        { namespace, pod, container, previous, stallMs: this.options.logStallMs },
-        keep,
-        open,
-        () => {
-          this.answeredAt = Date.now()
-        }
-      )
+      // A log may take longer than a request's deadline to stream, so only the run's cancellation
+      // bounds it: CANCEL_GRACE_MS after the signal, as any request in flight.
+      const stop = graceAfter(this.options.signal, CANCEL_GRACE_MS)
+      try {
+        return await streamLog(
+          (query, signal) => this.openLog(query, signal),
+          { namespace, pod, container, previous, stallMs: this.options.logStallMs },
+          keep,
+          open,
+          () => {
+            this.answeredAt = Date.now()
+          },
+          stop.signal
+        )
+      } finally {
+        stop.dispose()
+      }
     })
   }
 

@@ -40,12 +40,22 @@ export type OpenLog = (query: LogQuery, signal: AbortSignal) => Promise<Readable
  * the API server answered. Every failure, before the first byte or after, rejects the returned
  * promise, never the process: a failed read with the read's error (the target is then given up,
  * and leaves nothing that looks complete), a failed write with the target's own error, never the
- * error of a read it stopped.
+ * error of a read it stopped. `stop` abandons the read (with its reason) when it aborts.
  */
-export async function streamLog(openLog: OpenLog, read: LogRead, keep: LogKeep, openTarget: () => Promise<LogTarget>, started: () => void): Promise<SavedLog> {
+export async function streamLog(
+  openLog: OpenLog,
+  read: LogRead,
+  keep: LogKeep,
+  openTarget: () => Promise<LogTarget>,
+  started: () => void,
+  stop?: AbortSignal
+): Promise<SavedLog> {
   const { stallMs } = read
   const target = await openTarget()
   const abandon = new AbortController()
+  // The run's end (its cancellation, after a grace): the read is abandoned as a stalled one is.
+  if (stop?.aborted) abandon.abort(stop.reason)
+  else stop?.addEventListener('abort', () => abandon.abort(stop.reason), { once: true })
   let stall: NodeJS.Timeout | undefined
   const watchdog = (): void => {
     clearTimeout(stall)
