@@ -9,9 +9,11 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } fro
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { loadAllYaml, type V1ClusterRole, type V1Container, type V1CronJob, type V1PolicyRule } from '@kubernetes/client-node'
+import { S3Client } from '@aws-sdk/client-s3'
 import { ANNOTATION, MANAGED_LABEL } from '../src/plan/retention.ts'
 import {
   batchApi,
+  coreApi,
   createJob,
   createNamespace,
   deleteNamespace,
@@ -26,12 +28,14 @@ import {
 import { pinnedKubernetesVersion } from './cluster/cluster.ts'
 import { createDecoys, missingDecoys, type Decoy } from './decoys.ts'
 import { imageRootfs, runAsPod, type PodRun } from './in-pod.ts'
+import { keysUnder, objectBytes } from './s3-objects.ts'
 import { release } from './scenario.ts'
 
 const chart = join(import.meta.dirname, '..', 'charts', 'job-sweeper')
 const suffix = randomBytes(3).toString('hex')
 const allRelease = `sweep-all-${suffix}`
 const listedRelease = `sweep-listed-${suffix}`
+const s3Release = `sweep-s3-${suffix}`
 
 type Doc = { kind: string; metadata: { name: string; namespace?: string } }
 
@@ -53,7 +57,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   expect(await missingDecoys(decoys)).toEqual([])
-  for (const r of [allRelease, listedRelease]) helm('uninstall', r, '-n', home, '--ignore-not-found')
+  for (const r of [allRelease, listedRelease, s3Release]) helm('uninstall', r, '-n', home, '--ignore-not-found')
   await Promise.all([home, ns, otherNs, unlistedNs].map((n) => deleteNamespace(n)))
 })
 
@@ -273,4 +277,57 @@ test('installed for listed namespaces: a Role in each (Leases too), and the swee
   const pruned = result.pruned.filter((j) => !j.name.startsWith('least-')).map((j) => `${j.namespace}/${j.name}`)
   expect(pruned.sort()).toEqual([`${ns}/listed-expired`, `${otherNs}/listed-expired-other`].sort())
   expect((await getJob(unlistedNs, 'unlisted-expired'))?.metadata?.uid).toBe(unlistedUid)
+})
+
+test('logs.s3: the CronJob’s sweep saves the failed Job’s log and job.json to the bucket (the cluster’s versitygw), with credentials from a Secret, before it deletes the Job', async () => {
+  const endpoint = process.env.JOB_SWEEPER_S3_ENDPOINT ?? ''
+  const Bucket = process.env.JOB_SWEEPER_S3_BUCKET ?? ''
+  const prefix = `chart-${suffix}`
+  await coreApi().createNamespacedSecret({
+    namespace: home,
+    body: {
+      metadata: { name: 'sweep-logs-s3' },
+      stringData: { AWS_ACCESS_KEY_ID: process.env.AWS_ACCESS_KEY_ID ?? '', AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY ?? '' }
+    }
+  })
+  install(
+    s3Release,
+    '--set',
+    `namespaces={${ns}}`,
+    '--set',
+    `logs.s3=s3://${Bucket}/${prefix}`,
+    '--set',
+    `logs.s3Endpoint=${endpoint}`,
+    '--set',
+    `logs.region=${process.env.AWS_REGION ?? ''}`,
+    '--set',
+    'logs.credentialsSecret=sweep-logs-s3'
+  )
+  const docs = installed(s3Release)
+  const container = sweepContainer(docs)
+  expect(container.args).toEqual(expect.arrayContaining(['--logs-dir', `s3://${Bucket}/${prefix}`, '--s3-endpoint', endpoint]))
+  await expiredJob(ns, 's3-expired')
+  await expire()
+  const run = await runAsPod(home, serviceAccountOf(docs), container, rootfs, ['--json'])
+  expect(run.code).toBe(0)
+  const result = resultOf(run)
+  expect([result.errors, result.warnings]).toEqual([[], []])
+  expect(result.pruned.map((j) => `${j.namespace}/${j.name}`)).toContain(`${ns}/s3-expired`)
+  expect(`${run.stdout}\n${run.stderr}`).not.toContain(process.env.AWS_SECRET_ACCESS_KEY ?? '-')
+  const s3 = new S3Client({ endpoint, forcePathStyle: true })
+  try {
+    const keys = await keysUnder(s3, Bucket, `${prefix}/${ns}/s3-expired/`)
+    expect(keys.some((k) => k.endsWith('/main.log'))).toBe(true)
+    expect(keys).toContain(`${prefix}/${ns}/s3-expired/job.json`)
+    const log = keys.find((k) => k.endsWith('/main.log')) ?? ''
+    expect((await objectBytes(s3, Bucket, log)).toString()).toContain('migrate: ERROR: relation "tuples" already exists') // kwok's pod.log
+    // On the scratch volume, only the report file (TMPDIR/job-sweeper/logs): no log.
+    expect(
+      readdirSync(run.mounts.get('/scratch') ?? '-', { recursive: true })
+        .map(String)
+        .sort()
+    ).toEqual(['job-sweeper', 'job-sweeper/logs', 'job-sweeper/logs/job-sweeper-sweep.json'].sort())
+  } finally {
+    s3.destroy()
+  }
 })

@@ -1,7 +1,7 @@
 // A container of a rendered manifest run here as Kubernetes would run it in a pod (kwok runs no
 // containers): its own command and args, its env, as its ServiceAccount through the in-cluster
 // configuration (token file, CA, namespace, KUBERNETES_SERVICE_HOST/PORT) and nothing else: no
-// kubeconfig, nothing inherited. The image's files come from the build context scripts/image.sh
+// kubeconfig, nothing inherited (a Secret's keys in its env are read from the cluster). The image's files come from the build context scripts/image.sh
 // assembles, and each volume mount is an empty directory.
 import { spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
@@ -74,7 +74,14 @@ export async function runAsPod(
     KUBERNETES_SERVICE_PORT: api.port,
     JOB_SWEEPER_IN_CLUSTER_ROOT: podRoot
   }
-  for (const e of container.env ?? []) env[e.name] = local(e.value ?? '')
+  for (const e of container.env ?? []) {
+    // A Secret's key, read as the kubelet reads it: from the pod's namespace.
+    const ref = e.valueFrom?.secretKeyRef
+    if (ref) {
+      const secret = await coreApi().readNamespacedSecret({ namespace, name: ref.name ?? '' })
+      env[e.name] = Buffer.from(secret.data?.[ref.key] ?? '', 'base64').toString('utf8')
+    } else env[e.name] = local(e.value ?? '')
+  }
   const run = await runCommand(executable, [...commandArgs, ...extraArgs], env).finally(() => rmSync(podRoot, { recursive: true, force: true }))
   return { ...run, token, mounts }
 }
