@@ -1,5 +1,6 @@
-// npm run bundle: the engines of the action (dist/action.js) and of the CLI (dist/cli/index.js),
-// each one ES module with its dependencies plus licenses.txt naming every bundled package with its
+// npm run bundle: the engines of the action (dist/action.js, and dist/artifact.js beside it for
+// upload-logs) and of the CLI (dist/cli/index.js), each one ES module with its dependencies plus
+// licenses.txt naming every bundled package with its
 // license text; and their launchers (dist/index.js, dist/cli/job-sweeper.mjs), which run an
 // engine in a worker thread (src/launch/engine-thread.ts).
 //
@@ -84,15 +85,44 @@ function licenses(inputs) {
     .join('\n\n')
 }
 
-// The engines, each with its dependencies and their licenses: the action's and the CLI's.
-for (const [entry, outfile] of [
-  ['src/index.ts', 'dist/action.js'],
-  ['src/cli.ts', 'dist/cli/index.js']
+// upload-logs' client (@actions/artifact, with an Azure blob client and a zip writer: 1.5 MB) is a
+// module of its own beside the action's engine, dist/artifact.js, which the engine imports only when
+// upload-logs is on: inside the engine's file, every run would parse it (19 MB more resident memory
+// at every start, measured).
+const ARTIFACT = '@actions/artifact'
+const artifactApart = {
+  name: 'artifact-apart',
+  setup(b) {
+    b.onResolve({ filter: /^@actions\/artifact$/ }, (args) => (args.kind === 'dynamic-import' ? { path: './artifact.js', external: true } : undefined))
+  }
+}
+
+// The engines, each with its dependencies and their licenses: the action's (and upload-logs'
+// client beside it) and the CLI's.
+for (const [entry, outfile, apart] of [
+  ['src/index.ts', 'dist/action.js', true],
+  ['src/cli.ts', 'dist/cli/index.js', false]
 ]) {
   const out = join(top, outfile, '..')
   mkdirSync(out, { recursive: true })
-  const result = await build({ ...options, entryPoints: [join(top, entry)], outfile: join(top, outfile), metafile: true })
-  writeFileSync(join(out, 'licenses.txt'), `${licenses(result.metafile.inputs)}\n`)
+  const result = await build({
+    ...options,
+    plugins: apart ? [...options.plugins, artifactApart] : options.plugins,
+    entryPoints: [join(top, entry)],
+    outfile: join(top, outfile),
+    metafile: true
+  })
+  const inputs = { ...result.metafile.inputs }
+  if (apart) {
+    const client = await build({
+      ...options,
+      stdin: { contents: `export * from '${ARTIFACT}'`, resolveDir: top, loader: 'js' },
+      outfile: join(out, 'artifact.js'),
+      metafile: true
+    })
+    Object.assign(inputs, client.metafile.inputs)
+  }
+  writeFileSync(join(out, 'licenses.txt'), `${licenses(inputs)}\n`)
   writeFileSync(join(out, 'package.json'), '{\n  "type": "module"\n}\n')
 }
 // The launchers, which run an engine in a worker thread (src/launch/engine-thread.ts): the
