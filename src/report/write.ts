@@ -3,6 +3,7 @@ import * as core from '@actions/core'
 import type { RunResult } from '../execute/outcome.ts'
 import { apiErrorMessage } from '../kube/errors.ts'
 import { INPUT } from '../settings/settings.ts'
+import { redact } from '../text/secrets.ts'
 import type { LogsArtifact } from './artifact.ts'
 import { escapeMarkdown } from './markdown.ts'
 import { buildReport, failureMarkdown } from './summary.ts'
@@ -24,7 +25,10 @@ type Uploaded = { artifact?: LogsArtifact; error?: unknown }
 function uploadWords(upload: Uploaded | undefined, logsDir: string): string {
   if (upload === undefined) return ''
   if (upload.error !== undefined) {
-    const message = `${INPUT.uploadLogs}: the logs could not be uploaded (${apiErrorMessage(upload.error)}); they are on the runner in ${logsDir}, until the job ends`
+    // The service's error is quoted: nothing secret it may carry is shown.
+    const message = redact(
+      `${INPUT.uploadLogs}: the logs could not be uploaded (${apiErrorMessage(upload.error)}); they are on the runner in ${logsDir}, until the job ends`
+    )
     core.warning(message)
     return `\n\n⚠️ ${escapeMarkdown(message)}\n`
   }

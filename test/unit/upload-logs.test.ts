@@ -12,6 +12,7 @@ import { writeReport } from '../../src/report/write.ts'
 import { parseSettings } from '../../src/settings/settings.ts'
 import { DiskSink } from '../../src/store/disk-sink.ts'
 import { recorded } from '../../src/store/recorded.ts'
+import { secretMasker } from '../../src/text/secrets.ts'
 import { executorOf } from '../fake/executor.ts'
 import { newJob } from './jobs.ts'
 
@@ -168,6 +169,16 @@ describe('the step', () => {
     expect(summary().replaceAll('&#95;', '_')).toContain(
       `⚠️ upload-logs: the logs could not be uploaded (Unable to get the ACTIONS_RUNTIME_TOKEN env variable); they are on the runner in ${join(dir, 'logs')}`
     )
+  })
+
+  test('an upload error that quotes a secret the run knows: shown as ***', async () => {
+    const token = 'ghs_upload0secret0token0value'
+    secretMasker.add(token)
+    await writeReport(result, join(dir, 'logs'), undefined, async () => {
+      throw new Error(`Failed to CreateArtifact: 401 for token ${token}`)
+    })
+    expect(summary()).not.toContain(token)
+    expect(summary()).toContain('401 for token &#42;&#42;&#42;') // *** as markdown-escaped
   })
 
   test('upload-logs off: no line about artifacts (positive control: the tests above)', async () => {
