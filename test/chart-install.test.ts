@@ -36,6 +36,7 @@ const suffix = randomBytes(3).toString('hex')
 const allRelease = `sweep-all-${suffix}`
 const listedRelease = `sweep-listed-${suffix}`
 const s3Release = `sweep-s3-${suffix}`
+const pvcRelease = `sweep-pvc-${suffix}`
 
 type Doc = { kind: string; metadata: { name: string; namespace?: string } }
 
@@ -57,7 +58,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   expect(await missingDecoys(decoys)).toEqual([])
-  for (const r of [allRelease, listedRelease, s3Release]) helm('uninstall', r, '-n', home, '--ignore-not-found')
+  for (const r of [allRelease, listedRelease, s3Release, pvcRelease]) helm('uninstall', r, '-n', home, '--ignore-not-found')
   await Promise.all([home, ns, otherNs, unlistedNs].map((n) => deleteNamespace(n)))
 })
 
@@ -330,4 +331,43 @@ test('logs.s3: the CronJob’s sweep saves the failed Job’s log and job.json t
   } finally {
     s3.destroy()
   }
+})
+
+test('logs.persistence: a claim the chart creates (kept on uninstall), mounted at /logs, where the sweep saves the logs; or a claim of yours; never with a bucket too', async () => {
+  const render = (...sets: string[]) => helm('template', 'x', chart, '--kube-version', pinnedKubernetesVersion(), ...sets.flatMap((s) => ['--set', s]))
+  const own = render('logs.persistence.existingClaim=team-logs', 'logs.persistence.enabled=true')
+  expect(own.code).toBe(0)
+  expect(documents(own.stdout).map((d) => d.kind)).not.toContain('PersistentVolumeClaim')
+  const ownCronJob = documents(own.stdout).find((d) => d.kind === 'CronJob') as unknown as V1CronJob
+  expect(ownCronJob.spec?.jobTemplate.spec?.template.spec?.volumes?.find((v) => v.name === 'logs')?.persistentVolumeClaim?.claimName).toBe('team-logs')
+  const both = render('logs.persistence.enabled=true', 'logs.s3=s3://bucket/logs')
+  expect([both.code, both.stderr]).toEqual([
+    1,
+    expect.stringContaining('logs.s3 and logs.persistence.enabled: expected one place for the logs, a bucket or a claim')
+  ])
+
+  install(pvcRelease, '--set', `namespaces={${ns}}`, '--set', 'logs.persistence.enabled=true', '--set', 'logs.persistence.size=2Gi')
+  const docs = installed(pvcRelease)
+  const claim = docs.find((d) => d.kind === 'PersistentVolumeClaim') as unknown as {
+    metadata: { name: string; annotations?: Record<string, string> }
+    spec: { resources: { requests: { storage: string } } }
+  }
+  expect([claim.metadata.annotations?.['helm.sh/resource-policy'], claim.spec.resources.requests.storage]).toEqual(['keep', '2Gi'])
+  const container = sweepContainer(docs)
+  expect(container.args).toEqual(expect.arrayContaining(['--logs-dir', '/logs']))
+  const podSpec = (docs.find((d) => d.kind === 'CronJob') as unknown as V1CronJob).spec?.jobTemplate.spec?.template.spec
+  expect(podSpec?.securityContext?.fsGroup).toBe(1000)
+  expect(podSpec?.volumes?.find((v) => v.name === 'logs')?.persistentVolumeClaim?.claimName).toBe(claim.metadata.name)
+
+  await expiredJob(ns, 'pvc-expired')
+  await expire()
+  const run = await runAsPod(home, serviceAccountOf(docs), container, rootfs, ['--json'])
+  expect(run.code).toBe(0)
+  expect(resultOf(run).pruned.map((j) => `${j.namespace}/${j.name}`)).toContain(`${ns}/pvc-expired`)
+  // The log is on the claim; the scratch volume holds nothing of it.
+  const logs = join(run.mounts.get('/logs') ?? '-', ns, 'pvc-expired')
+  const [pod] = existsSync(logs) ? readdirSync(logs).filter((f) => f !== 'job.json') : []
+  expect(readFileSync(join(logs, pod ?? '-', 'main.log'), 'utf8')).toContain('migrate: ERROR: relation "tuples" already exists')
+  expect(existsSync(join(logs, 'job.json'))).toBe(true)
+  expect(existsSync(join(run.mounts.get('/scratch') ?? '-', 'logs'))).toBe(false)
 })
