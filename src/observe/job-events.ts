@@ -27,7 +27,8 @@ const MAX_MESSAGE = 200
 /** The newest pods whose Events are read (a Job that failed 6 times says the same 6 times). */
 const MAX_PODS = 3
 
-const time = (e: CoreV1Event): number => {
+/** When the Event was last seen (its newest timestamp of those an Event may carry), in ms; 0 when none. */
+export const eventTime = (e: CoreV1Event): number => {
   const at = e.lastTimestamp ?? e.eventTime ?? e.firstTimestamp ?? e.metadata?.creationTimestamp
   return at === undefined ? 0 : new Date(at as Date | string).getTime()
 }
@@ -61,7 +62,7 @@ function alreadySaid(e: CoreV1Event, said: string): boolean {
 export function eventWords(events: CoreV1Event[], said = ''): string | undefined {
   const seen = new Set<string>()
   const quoted: string[] = []
-  for (const e of [...events].sort((a, b) => time(b) - time(a))) {
+  for (const e of [...events].sort((a, b) => eventTime(b) - eventTime(a))) {
     if (!explains(e) || alreadySaid(e, said)) continue
     const what = `${e.involvedObject?.kind === 'Job' ? 'Job' : 'pod'} ${e.involvedObject?.name ?? ''}`
     const words = `${what} ${e.reason}: ${cut((e.message ?? '').replace(/\s+/g, ' ').trim(), MAX_MESSAGE)}`

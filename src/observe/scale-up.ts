@@ -7,6 +7,7 @@ import type { CoreV1Event, V1Pod } from '@kubernetes/client-node'
 import type { JobsClient } from '../kube/client.ts'
 import { ClusterUnreachable } from '../kube/retry.ts'
 import { formatDuration } from '../text/duration.ts'
+import { eventTime } from './job-events.ts'
 import { currentPod, neverStarted, unschedulable, type StartFacts } from './pod-start.ts'
 
 /** Events that say a node is being added for the pod: the cluster autoscaler's, and Karpenter's. */
@@ -16,20 +17,15 @@ const NOT_COMING = new Set(['NotTriggerScaleUp', 'FailedScaleUp'])
 /** How long a scale-up is believed: the cluster autoscaler's own max-node-provision-time (15m). */
 export const SCALE_UP_BELIEVED_SECONDS = 15 * 60
 
-const time = (e: CoreV1Event): number => {
-  const at = e.lastTimestamp ?? e.eventTime ?? e.firstTimestamp ?? e.metadata?.creationTimestamp
-  return at === undefined ? 0 : new Date(at as Date | string).getTime()
-}
-
 /**
  * `a node is being added for it (TriggeredScaleUp 40s ago)` when the newest of the autoscaler's
  * Events about the pod says a node is coming, and it is no older than the autoscaler waits for one;
  * undefined when none says so, or a newer one says none will come.
  */
 export function scaleUpComing(events: CoreV1Event[], now: Date): string | undefined {
-  const newest = events.filter((e) => COMING.has(e.reason ?? '') || NOT_COMING.has(e.reason ?? '')).sort((a, b) => time(b) - time(a))[0]
+  const newest = events.filter((e) => COMING.has(e.reason ?? '') || NOT_COMING.has(e.reason ?? '')).sort((a, b) => eventTime(b) - eventTime(a))[0]
   if (newest === undefined || !COMING.has(newest.reason ?? '')) return undefined
-  const age = (now.getTime() - time(newest)) / 1000
+  const age = (now.getTime() - eventTime(newest)) / 1000
   if (age > SCALE_UP_BELIEVED_SECONDS) return undefined
   return `a node is being added for it (${newest.reason} ${formatDuration(Math.max(0, Math.round(age)))} ago)`
 }
