@@ -83,13 +83,14 @@ export async function actionStep(): Promise<void> {
     await checkLogs(settings, mask)
     if (phase === 'preflight') return await preflightAction(settings, { console: actionsConsole, mask, signal })
     // Outside GitHub Actions no runner masks the log: what job-sweeper writes is redacted itself.
-    const result = redactResult(await phaseOnCluster(phase, settings, { console: actionsConsole, mask, workflowRun: workflowRun(), signal }))
+    const run = workflowRun()
+    const result = redactResult(await phaseOnCluster(phase, settings, { console: actionsConsole, mask, workflowRun: run, signal }))
     const succeeded = result.errors.length === 0
     for (const w of result.warnings) core.warning(w)
     try {
       const upload = settings.uploadLogs
         ? async (reportFile: string | undefined) =>
-            await uploadSavedLogs(result.stored ?? [], settings.logsDir, reportFile, phase, await actionsArtifactUploader())
+            await uploadSavedLogs(result.stored ?? [], settings.logsDir, reportFile, phase, await actionsArtifactUploader(), run?.url)
         : undefined
       await writeReport(result, settings.logsDir, logsWhere(settings.logsTarget), upload)
     } catch (e) {

@@ -35,7 +35,8 @@ export function artifactName(phase: Phase, env: NodeJS.ProcessEnv): string {
 const nameTaken = (e: unknown): boolean => /\(409\)|already exists/i.test(e instanceof Error ? e.message : String(e))
 
 /**
- * Uploads `keys` (under `logsDir`) and the report file as one artifact. Returns what it uploaded;
+ * Uploads `keys` (under `logsDir`) and the report file as one artifact of the workflow run at
+ * `runUrl` (main.ts's workflowRun). Returns what it uploaded;
  * undefined when the phase saved no log (nothing is uploaded then). Throws what the upload threw.
  */
 export async function uploadSavedLogs(
@@ -44,6 +45,7 @@ export async function uploadSavedLogs(
   reportFile: string | undefined,
   phase: Phase,
   uploader: ArtifactUploader,
+  runUrl: string | undefined,
   env: NodeJS.ProcessEnv = process.env
 ): Promise<LogsArtifact | undefined> {
   if (keys.length === 0) return undefined
@@ -54,18 +56,12 @@ export async function uploadSavedLogs(
     const name = n === 1 ? base : `${base}-${n}`
     try {
       const { id, size } = await uploader.upload(name, files, logsDir)
-      return { name, url: artifactUrl(id, env), files: files.length, bytes: size }
+      // Its page, as actions/upload-artifact gives it: <run>/artifacts/<id>.
+      return { name, url: id === undefined || runUrl === undefined ? undefined : `${runUrl}/artifacts/${id}`, files: files.length, bytes: size }
     } catch (e) {
       if (!nameTaken(e) || n > MORE_NAMES) throw e
     }
   }
-}
-
-/** The artifact's page: <server>/<owner>/<repo>/actions/runs/<run>/artifacts/<id>. */
-function artifactUrl(id: number | undefined, env: NodeJS.ProcessEnv): string | undefined {
-  const { GITHUB_SERVER_URL: server = 'https://github.com', GITHUB_REPOSITORY: repository, GITHUB_RUN_ID: run } = env
-  if (id === undefined || !repository || !run) return undefined
-  return `${server}/${repository}/actions/runs/${run}/artifacts/${id}`
 }
 
 /** @actions/artifact's client, loaded only when upload-logs is on (it brings an Azure blob client and a zip writer). */

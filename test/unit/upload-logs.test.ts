@@ -16,7 +16,8 @@ import { secretMasker } from '../../src/text/secrets.ts'
 import { executorOf } from '../fake/executor.ts'
 import { newJob } from './jobs.ts'
 
-const env = { GITHUB_JOB: 'deploy', GITHUB_RUN_ATTEMPT: '1', GITHUB_SERVER_URL: 'https://github.com', GITHUB_REPOSITORY: 'acme/shop', GITHUB_RUN_ID: '42' }
+const env = { GITHUB_JOB: 'deploy', GITHUB_RUN_ATTEMPT: '1' }
+const runUrl = 'https://github.com/acme/shop/actions/runs/42'
 
 /** An uploader that records its calls and answers each with the next of `answers` (an Error is thrown). */
 function uploader(...answers: ({ id: number; size: number } | Error)[]): ArtifactUploader & { calls: { name: string; files: string[]; root: string }[] } {
@@ -45,7 +46,7 @@ describe('the artifact', () => {
   test('the stored keys (once each) and the report file, under logs-dir; its page in the run', async () => {
     const up = uploader({ id: 7, size: 1234 })
     const keys = ['prod/app-migrate/app-migrate-x1/main.log', 'prod/app-migrate/job.json', 'prod/app-migrate/job.json']
-    const artifact = await uploadSavedLogs(keys, '/tmp/logs', '/tmp/logs/job-sweeper-pre.json', 'pre', up, env)
+    const artifact = await uploadSavedLogs(keys, '/tmp/logs', '/tmp/logs/job-sweeper-pre.json', 'pre', up, runUrl, env)
     expect(up.calls).toEqual([
       {
         name: 'job-sweeper-logs-deploy-pre',
@@ -58,7 +59,7 @@ describe('the artifact', () => {
 
   test('no log stored: nothing is uploaded (positive control above: one stored key is)', async () => {
     const up = uploader({ id: 1, size: 1 })
-    expect(await uploadSavedLogs([], '/tmp/logs', '/tmp/logs/job-sweeper-post.json', 'post', up, env)).toBeUndefined()
+    expect(await uploadSavedLogs([], '/tmp/logs', '/tmp/logs/job-sweeper-post.json', 'post', up, runUrl, env)).toBeUndefined()
     expect(up.calls).toEqual([])
   })
 
@@ -67,14 +68,14 @@ describe('the artifact', () => {
       'Failed to CreateArtifact: Received non-retryable error: Failed request: (409) Conflict: an artifact with this name already exists on the workflow run'
     )
     const up = uploader(taken, taken, { id: 9, size: 10 })
-    const artifact = await uploadSavedLogs(['prod/j/job.json'], '/l', undefined, 'pre', up, env)
+    const artifact = await uploadSavedLogs(['prod/j/job.json'], '/l', undefined, 'pre', up, runUrl, env)
     expect(up.calls.map((c) => c.name)).toEqual(['job-sweeper-logs-deploy-pre', 'job-sweeper-logs-deploy-pre-2', 'job-sweeper-logs-deploy-pre-3'])
     expect(artifact?.name).toBe('job-sweeper-logs-deploy-pre-3')
   })
 
   test('another failure is not retried under another name: it is thrown', async () => {
     const up = uploader(new Error('Failed to CreateArtifact: Received non-retryable error: Failed request: (401) Unauthorized'))
-    await expect(uploadSavedLogs(['prod/j/job.json'], '/l', undefined, 'pre', up, env)).rejects.toThrow('(401) Unauthorized')
+    await expect(uploadSavedLogs(['prod/j/job.json'], '/l', undefined, 'pre', up, runUrl, env)).rejects.toThrow('(401) Unauthorized')
     expect(up.calls).toHaveLength(1)
   })
 })
