@@ -10,6 +10,8 @@
 # Usage: test/cluster/build.sh             build what is missing, print the bin directory last
 #        test/cluster/build.sh --print     print the bin directory only (builds nothing)
 #        test/cluster/build.sh --print-s3  print versitygw's bin directory only (builds nothing)
+#        test/cluster/build.sh --print-node  print the real node's bin directory (containerd, runc,
+#                                            the registry, pause, forward) only (builds nothing)
 #        test/cluster/build.sh --versions  print the selected set's versions as NAME=value lines
 # JOB_SWEEPER_VERSIONS selects the set of versions (see versions.sh); the default is the newest.
 set -euo pipefail
@@ -20,21 +22,29 @@ source "$here/versions.sh"
 
 bin="$JOB_SWEEPER_BIN"
 s3bin="$JOB_SWEEPER_S3_BIN"
+nodebin="$JOB_SWEEPER_NODE_BIN"
 case "${1:-}" in
   --print) echo "$bin"; exit 0 ;;
   --print-s3) echo "$s3bin"; exit 0 ;;
+  --print-node) echo "$nodebin"; exit 0 ;;
   --versions)
     printf '%s\n' "JOB_SWEEPER_VERSIONS=$JOB_SWEEPER_VERSIONS" "K8S_VERSION=$K8S_VERSION" \
       "ETCD_VERSION=$ETCD_VERSION" "KWOK_VERSION=$KWOK_VERSION" "HELM_VERSION=$HELM_VERSION" \
-      "VERSITYGW_VERSION=$VERSITYGW_VERSION"
+      "VERSITYGW_VERSION=$VERSITYGW_VERSION" \
+      "CONTAINERD_VERSION=$CONTAINERD_VERSION" "RUNC_VERSION=$RUNC_VERSION" "REGISTRY_VERSION=$REGISTRY_VERSION"
     exit 0
     ;;
 esac
 
-all_binaries=(etcd kwok helm kube-apiserver kube-controller-manager kube-scheduler kubectl)
+all_binaries=(etcd kwok helm kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet)
+node_binaries=(containerd containerd-shim-runc-v2 ctr runc registry pause forward)
+# pause and forward are this repository's code: rebuilt when their source changes.
+node_src() { (cd "$here/node" && cat go.mod ./*/*.go) | sha256sum | cut -c1-16; }
 have_all() {
+  [ "$(cat "$nodebin/.node-src" 2>/dev/null)" = "$(node_src)" ] || return 1
   local b
   for b in "${all_binaries[@]}"; do [ -x "$bin/$b" ] || return 1; done
+  for b in "${node_binaries[@]}"; do [ -x "$nodebin/$b" ] || return 1; done
   [ -x "$s3bin/versitygw" ]
 }
 # Nothing to build: no lock, so a set that is ready never waits for another set's build.
@@ -44,7 +54,7 @@ if have_all; then
 fi
 
 export CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=local
-mkdir -p "$bin" "$s3bin" "$JOB_SWEEPER_CACHE/work"
+mkdir -p "$bin" "$s3bin" "$nodebin" "$JOB_SWEEPER_CACHE/work"
 
 # One build at a time per machine: jest's global setup and `npm run cluster:up` may race.
 exec 9>"$JOB_SWEEPER_CACHE/build.lock"
@@ -63,7 +73,7 @@ missing() {
 }
 
 build_kubernetes() {
-  missing kube-apiserver kube-controller-manager kube-scheduler kubectl || return 0
+  missing kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet || return 0
   local mod="$JOB_SWEEPER_CACHE/work/kubernetes-$K8S_VERSION"
   local minor=${K8S_VERSION#v1.}; minor=${minor%%.*}
   local patch=${K8S_VERSION##*.}
@@ -90,7 +100,7 @@ build_kubernetes() {
   } >"$mod/go.mod"
   say "kubernetes: $(echo "$replaces" | wc -l) staging modules pinned to v0.$minor.$patch; resolving dependencies"
   local c tools=()
-  for c in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
+  for c in kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet; do
     tools+=("k8s.io/kubernetes/cmd/$c@$K8S_VERSION") # a version on each: a bare path means @latest
   done
   (cd "$mod" && go get -tool "${tools[@]}")
@@ -99,7 +109,7 @@ build_kubernetes() {
   for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
     ld="$ld -X $p.gitVersion=$K8S_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean -X $p.buildDate=1970-01-01T00:00:00Z"
   done
-  for c in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
+  for c in kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet; do
     [ -x "$bin/$c" ] && continue
     say "building $c $K8S_VERSION (the first one compiles most of Kubernetes; minutes on 2 cores)"
     (cd "$mod" && go build -ldflags "$ld" -o "$bin/$c.tmp" "k8s.io/kubernetes/cmd/$c")
@@ -143,5 +153,54 @@ build_plain helm "helm.sh/helm/v$helm_major/cmd/helm" "$HELM_VERSION" "-X helm.s
 build_kubernetes
 # The local S3 server, for the logs job-sweeper saves (about 1.5 minutes on 2 cores with cold Go caches).
 build_plain versitygw github.com/versity/versitygw/cmd/versitygw "$VERSITYGW_VERSION" "-X main.Version=$VERSITYGW_VERSION" "$s3bin"
-say "all binaries ready ($(du -shc "$bin" "$s3bin" | tail -n 1 | cut -f1))"
+# The Debian packages the real node needs: runc's libseccomp headers, the CNI plugins (bridge,
+# host-local, loopback) and a static busybox for its shell image. Installed here when missing and
+# this is root with apt-get (as on CI); otherwise the node is not built, and says why.
+node_packages_missing() {
+  local missing=()
+  [ -f /usr/include/seccomp.h ] || missing+=(libseccomp-dev)
+  [ -x /usr/lib/cni/bridge ] || missing+=(containernetworking-plugins)
+  { [ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1; } || missing+=(busybox-static)
+  echo "${missing[@]}"
+}
+node_packages() {
+  local missing
+  missing=$(node_packages_missing)
+  [ -z "$missing" ] && return 0
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    say "installing Debian's $missing for the real node"
+    # shellcheck disable=SC2086
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing; } >/dev/null
+    missing=$(node_packages_missing)
+  fi
+  [ -z "$missing" ] && return 0
+  say "the real node is not built: it needs Debian's $missing (and root); the tests that need it are skipped"
+  return 1
+}
+
+# The real node's runtime, shared by both sets: containerd (CGO off, as its static release builds),
+# runc (CGO and libseccomp: Debian's libseccomp-dev, which .ci/run installs), the registry, and the
+# two small programs of test/cluster/node (the sandbox image's pause, and forward).
+build_node() {
+  node_packages || return 0
+  build_plain containerd github.com/containerd/containerd/v2/cmd/containerd "$CONTAINERD_VERSION" "-X github.com/containerd/containerd/v2/version.Version=$CONTAINERD_VERSION" "$nodebin"
+  build_plain containerd-shim-runc-v2 github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2 "$CONTAINERD_VERSION" "-X github.com/containerd/containerd/v2/version.Version=$CONTAINERD_VERSION" "$nodebin"
+  build_plain ctr github.com/containerd/containerd/v2/cmd/ctr "$CONTAINERD_VERSION" "" "$nodebin"
+  if [ ! -x "$nodebin/runc" ]; then
+    CGO_ENABLED=1 GOFLAGS="$GOFLAGS -tags=seccomp" build_plain runc github.com/opencontainers/runc "$RUNC_VERSION" "-X main.version=${RUNC_VERSION#v}" "$nodebin"
+  fi
+  build_plain registry github.com/distribution/distribution/v3/cmd/registry "$REGISTRY_VERSION" "" "$nodebin"
+  local p src
+  src=$(node_src)
+  [ "$(cat "$nodebin/.node-src" 2>/dev/null)" = "$src" ] || rm -f "$nodebin/pause" "$nodebin/forward"
+  for p in pause forward; do
+    [ -x "$nodebin/$p" ] && continue
+    say "building $p (test/cluster/node)"
+    (cd "$here/node" && go build -ldflags "-s -w" -o "$nodebin/$p.tmp" "./$p")
+    mv "$nodebin/$p.tmp" "$nodebin/$p"
+  done
+  echo "$src" >"$nodebin/.node-src"
+}
+build_node
+say "all binaries ready ($(du -shc "$bin" "$s3bin" "$nodebin" | tail -n 1 | cut -f1))"
 echo "$bin"

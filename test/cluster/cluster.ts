@@ -1,7 +1,8 @@
 // A real local Kubernetes control plane for tests and the demo: etcd, kube-apiserver,
 // kube-controller-manager (job, TTL-after-finished, garbage-collector and namespace controllers),
-// kube-scheduler and kwok (a fake node that runs Job pods to completion), all on 127.0.0.1, and
-// an S3 server (versitygw, s3.ts) for the logs job-sweeper saves.
+// kube-scheduler and kwok (a fake node that runs Job pods to completion), all on 127.0.0.1, an S3
+// server (versitygw, s3.ts) for the logs job-sweeper saves, and, where the machine can run one, a
+// real node (kubelet, containerd, runc and a local registry: node.ts) for the pods a test sends there.
 //
 // The model is controller-runtime's envtest: free ports, a temp dir, readiness checks. Unlike
 // envtest it also runs the controllers and a node, because job-sweeper's behaviour depends on
@@ -16,6 +17,7 @@ import { freePort, isAlive, logTail, recordedPid, startProcess, stopProcesses, w
 import { S3_SERVER, s3Env, startS3Server, type S3Server } from './s3.ts'
 import { FAKE_NODE_NAME, fakeNode, kwokConfig } from './kwok.ts'
 import { apiServerCertFile, apiServerPid, apiServerCommand, httpsOk, startApiServer, waitForApiServer } from './apiserver.ts'
+import { newKubeletToken, NODE_PROCESSES, realNodePod, realNodeUnsupported, startRealNode, stopRealNode, type RealNode } from './node.ts'
 
 const here = dirname(fileURLToPath(import.meta.url))
 
@@ -35,6 +37,10 @@ export interface Cluster {
   helmVersion: string
   /** The S3 server (versitygw): endpoint, bucket, and the files holding its credentials. */
   s3: S3Server
+  /** The real node, when this machine can run one. */
+  realNode?: RealNode
+  /** Why there is no real node (when there is none). */
+  realNodeSkipped?: string
 }
 
 /** The binary cache of the selected set of versions (versions.sh, JOB_SWEEPER_VERSIONS). */
@@ -45,6 +51,11 @@ export function binDir(): string {
 /** The directory of versitygw's binary, shared by both sets (keyed by its own version). */
 export function s3BinDir(): string {
   return execFileSync(join(here, 'build.sh'), ['--print-s3'], { encoding: 'utf8' }).trim()
+}
+
+/** The directory of the real node's runtime (containerd, runc, the registry), shared by both sets. */
+export function nodeBinDir(): string {
+  return execFileSync(join(here, 'build.sh'), ['--print-node'], { encoding: 'utf8' }).trim()
 }
 
 /** The selected set of pinned versions, as versions.sh resolves it for JOB_SWEEPER_VERSIONS. */
@@ -128,6 +139,7 @@ function schedulerConfig(kubeconfig: string): string {
 export async function startCluster(dir: string, log: (line: string) => void = () => {}): Promise<Cluster> {
   const bin = ensureBinaries()
   for (const sub of ['logs', 'pids', 'pki', 'etcd', 'kwok']) mkdirSync(join(dir, sub), { recursive: true })
+  await stopRealNode(dir)
   await stopProcesses(dir)
   const started = Date.now()
   const step = (what: string): void => log(`[cluster +${((Date.now() - started) / 1000).toFixed(1)}s] ${what}`)
@@ -160,7 +172,11 @@ export async function startCluster(dir: string, log: (line: string) => void = ()
 
     const pki = join(dir, 'pki')
     const token = randomBytes(24).toString('hex')
-    writeFileSync(join(pki, 'tokens.csv'), `${token},admin,admin-uid,system:masters\n`, { mode: 0o600 })
+    // The real node's kubelet is in system:masters too: no Node authorizer runs here.
+    const kubeletToken = newKubeletToken()
+    writeFileSync(join(pki, 'tokens.csv'), `${token},admin,admin-uid,system:masters\n${kubeletToken},job-sweeper-kubelet,kubelet-uid,system:masters\n`, {
+      mode: 0o600
+    })
     const sa = generateKeyPairSync('ec', { namedCurve: 'prime256v1' })
     writeFileSync(join(pki, 'sa.key'), sa.privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 })
     writeFileSync(join(pki, 'sa.pub'), sa.publicKey.export({ type: 'spki', format: 'pem' }))
@@ -228,9 +244,32 @@ export async function startCluster(dir: string, log: (line: string) => void = ()
     )
     step('fake node ready')
     await probeJob(kc, dir)
-    step('a probe Job ran to completion: cluster ready')
+    step('a probe Job ran to completion on the fake node')
 
-    const cluster: Cluster = { dir, kubeconfig, binDir: bin, server, version: pinnedKubernetesVersion(), helmVersion: pinnedVersions().helm, s3 }
+    let realNode: RealNode | undefined
+    const nodeBin = nodeBinDir()
+    const realNodeSkipped = realNodeUnsupported(nodeBin)
+    if (realNodeSkipped) {
+      if (process.env.JOB_SWEEPER_REQUIRE_REAL_NODE === '1')
+        throw new Error(`JOB_SWEEPER_REQUIRE_REAL_NODE=1, but this machine cannot run the real node: ${realNodeSkipped}`)
+      log(`no real node: ${realNodeSkipped}; the tests that need one are skipped`)
+    } else {
+      realNode = await startRealNode(core, { dir, bin, nodeBin, apiPort, caFile: apiServerCertFile(dir), kubeletToken, step })
+      await probeJob(kc, dir, realNode)
+      step('a probe Job ran to completion on the real node: cluster ready')
+    }
+
+    const cluster: Cluster = {
+      dir,
+      kubeconfig,
+      binDir: bin,
+      server,
+      version: pinnedKubernetesVersion(),
+      helmVersion: pinnedVersions().helm,
+      s3,
+      realNode,
+      realNodeSkipped
+    }
     writeFileSync(join(dir, 'cluster.json'), JSON.stringify(cluster, null, 2))
     return cluster
   } catch (e) {
@@ -238,8 +277,8 @@ export async function startCluster(dir: string, log: (line: string) => void = ()
   }
 }
 
-/** Runs one Job through scheduler, kwok and job controller; proves the whole loop works. */
-export async function probeJob(kc: KubeConfig, dir: string): Promise<void> {
+/** Runs one Job through scheduler, kwok (or the real node) and job controller; proves the whole loop works. */
+export async function probeJob(kc: KubeConfig, dir: string, realNode?: RealNode): Promise<void> {
   const batch = kc.makeApiClient(BatchV1Api)
   const name = `probe-${Date.now()}`
   await batch.createNamespacedJob({
@@ -248,11 +287,16 @@ export async function probeJob(kc: KubeConfig, dir: string): Promise<void> {
       metadata: { name },
       spec: {
         backoffLimit: 0,
-        template: { spec: { restartPolicy: 'Never', containers: [{ name: 'probe', image: 'busybox' }] } }
+        template: {
+          spec: realNode
+            ? realNodePod({ restartPolicy: 'Never', containers: [{ name: 'probe', image: realNode.testImage, command: ['true'] }] })
+            : { restartPolicy: 'Never', containers: [{ name: 'probe', image: 'busybox' }] }
+        }
       }
     }
   })
-  const describe = (): string => ['3-kube-controller-manager', '4-kube-scheduler', '5-kwok'].map((n) => `${n}:\n${logTail(dir, n, 8)}`).join('\n')
+  const describe = (): string =>
+    ['3-kube-controller-manager', '4-kube-scheduler', realNode ? '8d-kubelet' : '5-kwok'].map((n) => `${n}:\n${logTail(dir, n, 8)}`).join('\n')
   await waitFor(
     'a probe Job to complete',
     async () => {
@@ -275,6 +319,8 @@ export async function runningCluster(dir: string): Promise<Cluster | undefined> 
   // A cluster started before it had one (or whose versitygw died) is not the cluster tests expect.
   const s3Pid = recordedPid(dir, S3_SERVER)
   if (!cluster.s3 || !s3Pid || !isAlive(s3Pid)) return undefined
+  // A real node recorded but not running (or one this machine could run but was not started): start again.
+  if (cluster.realNode ? NODE_PROCESSES.some((name) => !isAlive(recordedPid(dir, name))) : !cluster.realNodeSkipped) return undefined
   const kc = new KubeConfig()
   kc.loadFromFile(cluster.kubeconfig)
   const token = kc.getCurrentUser()?.token
@@ -283,10 +329,21 @@ export async function runningCluster(dir: string): Promise<Cluster | undefined> 
 
 /** Stops every process of the cluster in `dir`; returns what it stopped. */
 export async function stopCluster(dir: string): Promise<string[]> {
-  return stopProcesses(dir)
+  const node = existsSync(join(dir, 'node')) ? ['the real node'] : []
+  await stopRealNode(dir)
+  return [...node, ...(await stopProcesses(dir))]
 }
 
 /** Environment for child processes (helm, kubectl, node dist/index.js) that use the cluster, and for jest's workers. */
 export function clusterEnv(cluster: Cluster): Record<string, string> {
-  return { KUBECONFIG: cluster.kubeconfig, PATH: `${cluster.binDir}:${process.env.PATH ?? ''}`, ...s3Env(cluster.s3) }
+  return { KUBECONFIG: cluster.kubeconfig, PATH: `${cluster.binDir}:${process.env.PATH ?? ''}`, ...s3Env(cluster.s3), ...realNodeEnv(cluster) }
+}
+
+/** The real node's variables: empty values when there is none. */
+export function realNodeEnv(cluster: Cluster): Record<string, string> {
+  return {
+    JOB_SWEEPER_REAL_NODE: cluster.realNode?.name ?? '',
+    JOB_SWEEPER_TEST_IMAGE: cluster.realNode?.testImage ?? '',
+    JOB_SWEEPER_REGISTRY: cluster.realNode?.registry ?? ''
+  }
 }

@@ -30,6 +30,14 @@ esac
 # versitygw (Apache-2.0), an S3 server over a directory (its posix backend): both sets.
 VERSITYGW_VERSION=v1.8.0
 
+# The real node's runtime (issue 25), the same in both sets: containerd and runc (containerd's
+# RELEASES.md pairs 2.3+/2.4+ with Kubernetes 1.37; 1.34 runs on it too), and the CNCF distribution
+# registry the node pulls its images from. The kubelet is each set's own, from its Kubernetes module.
+CONTAINERD_VERSION=v2.4.2
+RUNC_VERSION=v1.5.3
+REGISTRY_VERSION=v3.0.0
+
 JOB_SWEEPER_CACHE=${JOB_SWEEPER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/job-sweeper}
 JOB_SWEEPER_BIN="$JOB_SWEEPER_CACHE/k8s-$K8S_VERSION-etcd-$ETCD_VERSION-kwok-$KWOK_VERSION-helm-$HELM_VERSION/bin"
 JOB_SWEEPER_S3_BIN="$JOB_SWEEPER_CACHE/versitygw-$VERSITYGW_VERSION/bin"
+JOB_SWEEPER_NODE_BIN="$JOB_SWEEPER_CACHE/node-containerd-$CONTAINERD_VERSION-runc-$RUNC_VERSION-registry-$REGISTRY_VERSION/bin"

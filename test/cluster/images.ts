@@ -1,0 +1,124 @@
+// The real node's images, made on this machine (no registry outside is reachable): a shell image
+// from Debian's busybox-static with its applet links, and the sandbox image from test/cluster/node's
+// pause. Each is one gzip layer in an OCI image, pushed to the local registry over its HTTP API
+// (the OCI distribution spec's monolithic upload), so the node pulls it as it would any image.
+import { execFileSync } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import { copyFileSync, chmodSync, mkdirSync, rmSync, symlinkSync } from 'node:fs'
+import { dirname, join, relative } from 'node:path'
+import { gzipSync } from 'node:zlib'
+
+/** Debian's busybox-static. */
+const BUSYBOX = '/bin/busybox'
+
+/** An image ready to push: its one layer and its configuration. */
+export interface LocalImage {
+  repository: string
+  tag: string
+  /** The gzip layer. */
+  layer: Buffer
+  /** The configuration blob (JSON). */
+  config: Buffer
+}
+
+/** An image in a registry. */
+export interface ImageRef {
+  registry: string
+  repository: string
+  tag: string
+  /** The manifest's digest. */
+  digest: string
+}
+
+const sha256 = (data: Buffer): string => `sha256:${createHash('sha256').update(data).digest('hex')}`
+
+/** A reproducible tar of `root` (owner 0, mtime 0, sorted). */
+function tarOf(root: string): Buffer {
+  return execFileSync('tar', ['--sort=name', '--owner=0', '--group=0', '--numeric-owner', '--mtime=@0', '-C', root, '-cf', '-', '.'], {
+    maxBuffer: 64 * 1024 * 1024
+  })
+}
+
+function image(repository: string, tag: string, root: string, config: Record<string, unknown>): LocalImage {
+  const tar = tarOf(root)
+  const layer = gzipSync(tar)
+  const configBlob = Buffer.from(
+    JSON.stringify({
+      architecture: 'amd64',
+      os: 'linux',
+      config,
+      rootfs: { type: 'layers', diff_ids: [sha256(tar)] },
+      history: [{ created_by: `job-sweeper test/cluster/images.ts (${repository})` }]
+    })
+  )
+  return { repository, tag, layer, config: configBlob }
+}
+
+/** Builds the shell and sandbox images in `work` (a scratch directory, emptied first). */
+export function buildImages(work: string, nodeBin: string): { busybox: LocalImage; pause: LocalImage } {
+  rmSync(work, { recursive: true, force: true })
+  const shell = join(work, 'busybox')
+  for (const sub of ['bin', 'sbin', 'usr/bin', 'usr/sbin', 'etc', 'tmp', 'proc', 'sys', 'dev']) mkdirSync(join(shell, sub), { recursive: true })
+  chmodSync(join(shell, 'tmp'), 0o1777)
+  copyFileSync(BUSYBOX, join(shell, 'bin/busybox'))
+  chmodSync(join(shell, 'bin/busybox'), 0o755)
+  for (const applet of execFileSync(BUSYBOX, ['--list-full'], { encoding: 'utf8' }).split('\n')) {
+    if (!applet || applet === 'bin/busybox') continue
+    const link = join(shell, applet)
+    mkdirSync(dirname(link), { recursive: true })
+    symlinkSync(relative(dirname(link), join(shell, 'bin/busybox')), link)
+  }
+  // User 1000 (the chart's runAsUser) has a name, as on a real base image.
+  execFileSync('sh', [
+    '-c',
+    `printf 'root:x:0:0:root:/root:/bin/sh\\nnobody:x:65534:65534:nobody:/:/bin/false\\napp:x:1000:1000:app:/tmp:/bin/sh\\n' > "$1/etc/passwd"`,
+    'sh',
+    shell
+  ])
+  const busybox = image('busybox', 'test', shell, {
+    Env: ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'],
+    Cmd: ['sh']
+  })
+  const sandbox = join(work, 'pause')
+  mkdirSync(sandbox, { recursive: true })
+  copyFileSync(join(nodeBin, 'pause'), join(sandbox, 'pause'))
+  chmodSync(join(sandbox, 'pause'), 0o755)
+  const pause = image('pause', 'test', sandbox, { Entrypoint: ['/pause'] })
+  rmSync(work, { recursive: true, force: true })
+  return { busybox, pause }
+}
+
+async function pushBlob(registry: string, repository: string, blob: Buffer): Promise<string> {
+  const digest = sha256(blob)
+  const head = await fetch(`http://${registry}/v2/${repository}/blobs/${digest}`, { method: 'HEAD' })
+  if (head.ok) return digest
+  const start = await fetch(`http://${registry}/v2/${repository}/blobs/uploads/`, { method: 'POST' })
+  const location = start.headers.get('location')
+  if (start.status !== 202 || !location) throw new Error(`registry ${registry}: starting an upload to ${repository} answered ${start.status}`)
+  const url = new URL(location, `http://${registry}`)
+  url.searchParams.set('digest', digest)
+  const put = await fetch(url, { method: 'PUT', body: new Uint8Array(blob), headers: { 'content-type': 'application/octet-stream' } })
+  if (put.status !== 201) throw new Error(`registry ${registry}: uploading ${digest} to ${repository} answered ${put.status} ${await put.text()}`)
+  return digest
+}
+
+/** Pushes `img` to `registry` (host:port, plain HTTP); returns where it is. */
+export async function pushImage(registry: string, img: LocalImage, tag = img.tag): Promise<ImageRef> {
+  const layerDigest = await pushBlob(registry, img.repository, img.layer)
+  const configDigest = await pushBlob(registry, img.repository, img.config)
+  const manifest = Buffer.from(
+    JSON.stringify({
+      schemaVersion: 2,
+      mediaType: 'application/vnd.oci.image.manifest.v1+json',
+      config: { mediaType: 'application/vnd.oci.image.config.v1+json', digest: configDigest, size: img.config.length },
+      layers: [{ mediaType: 'application/vnd.oci.image.layer.v1.tar+gzip', digest: layerDigest, size: img.layer.length }]
+    })
+  )
+  const res = await fetch(`http://${registry}/v2/${img.repository}/manifests/${tag}`, {
+    method: 'PUT',
+    body: new Uint8Array(manifest),
+    headers: { 'content-type': 'application/vnd.oci.image.manifest.v1+json' }
+  })
+  if (res.status !== 201) throw new Error(`registry ${registry}: pushing ${img.repository}:${tag} answered ${res.status} ${await res.text()}`)
+  return { registry, repository: img.repository, tag, digest: sha256(manifest) }
+}

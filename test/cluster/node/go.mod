@@ -1,0 +1,3 @@
+module jobsweeper.local/test-node
+
+go 1.24
