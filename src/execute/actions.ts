@@ -105,7 +105,9 @@ async function saveLogs(p: PlannedJob, ctx: ActionContext): Promise<{ logs: Harv
       `logs of ${where(p)}: ${cut.length} log(s) longer than max-log-bytes (${settings.maxLogBytes} bytes): their start and end are saved, the middle is cut`
     )
   if (logs.failures.length === 0) {
-    const silent = logs.neverRan?.length ? `; ${logs.neverRan.length} container(s) never ran, so have no log` : ''
+    const silent =
+      (logs.neverRan?.length ? `; ${logs.neverRan.length} container(s) never ran, so have no log` : '') +
+      (logs.gone?.length ? `; ${logs.gone.length} log(s) no longer on the node (${logs.gone.join(', ')})` : '')
     ctx.info(`saved ${logs.files.length} log file(s) of ${p.status} ${where(p)}${silent}`)
     return { logs, proceed: true }
   }

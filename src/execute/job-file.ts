@@ -51,6 +51,8 @@ export interface JobFile {
   logs: { file: string; bytes: number; complete: boolean; logBytes?: number; cutBytes?: number }[]
   /** Containers that never ran, so have no log. */
   neverRan: string[]
+  /** Logs the node no longer had (a finished pod's older runs, which the kubelet removes). */
+  gone?: string[]
   /** What could not be saved: the Job is kept unless on-log-failure is delete. */
   failures: string[]
 }
@@ -100,6 +102,7 @@ export function jobFile(
       cutBytes: f.truncated ? f.cutBytes : undefined
     })),
     neverRan: logs.neverRan ?? [],
+    gone: logs.gone?.length ? logs.gone : undefined,
     failures: logs.failures
   }
 }

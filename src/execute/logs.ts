@@ -8,6 +8,7 @@ import { STATUS_CODES } from 'node:http'
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node'
 import type { JobsClient, LogKeep } from '../kube/client.ts'
 import { apiErrorMessage, statusCode } from '../kube/errors.ts'
+import { LogGone } from '../kube/log-stream.ts'
 import { ClusterUnreachable } from '../kube/retry.ts'
 import { SinkError, writeText, type LogSink } from '../store/sink.ts'
 
@@ -37,6 +38,11 @@ export interface HarvestedLogs {
    * they have no log, and a note file says so in their place.
    */
   neverRan?: string[]
+  /**
+   * Logs the node no longer has (`<pod>/<container> (previous run)`): the kubelet removed that
+   * container, as it does with a finished pod's older runs; a note file stands in their place.
+   */
+  gone?: string[]
   /** The last lines of the logs (their real end), for the summary of a failed Job (kept only when asked). */
   tails?: { file: string; lines: string[] }[]
 }
@@ -124,6 +130,11 @@ export async function harvestLogs(client: JobsClient, job: LogSource, sink: LogS
         logs.tails?.push({ file, lines: saved.lastLines })
       } catch (e) {
         if (e instanceof ClusterUnreachable) throw e
+        const gone = e instanceof LogGone ? e.message : goneRefusal(e, previous)
+        if (gone !== undefined) {
+          await noteGone(sink, logs, { podKey, podName, container, previous, said: gone })
+          continue
+        }
         logs.failures.push(`cannot save the log of ${podName}/${container}${previous ? ' (previous)' : ''}: ${whyNotSaved(e)}`)
       }
     }
@@ -138,6 +149,33 @@ export async function harvestLogs(client: JobsClient, job: LogSource, sink: LogS
     }
   }
   return { logs, pods }
+}
+
+/**
+ * The kubelet's refusal (400) of a previous run it no longer has, as kubelets before 1.37 answer
+ * (kubelet_pods.go: `previous terminated container "main" in pod "p" not found`); later ones
+ * answer 200 with an error as the body (LogGone). Its message, or undefined for any other error.
+ */
+function goneRefusal(e: unknown, previous: boolean): string | undefined {
+  if (!previous || statusCode(e) !== 400) return undefined
+  const message = apiErrorMessage(e)
+  return /^previous terminated container "[^"]+" in pod "[^"]+" not found$/.test(message) ? message : undefined
+}
+
+/** Notes, in the log's place, that the node no longer has it (not a failure: no retry or wait can bring it back). */
+async function noteGone(
+  sink: LogSink,
+  logs: HarvestedLogs,
+  gone: { podKey: string; podName: string; container: string; previous: boolean; said: string }
+): Promise<void> {
+  const run = gone.previous ? 'the previous run of container' : 'container'
+  const note = `job-sweeper: the node no longer has the log of ${run} ${gone.container} of pod ${gone.podName}: the kubelet removed that container (it keeps only the newest run of each container of a finished pod), so it could not be saved. The kubelet said: ${gone.said}\n`
+  try {
+    await writeText(sink, `${gone.podKey}/${gone.container}${gone.previous ? '.previous' : ''}.gone.txt`, note, TEXT)
+    ;(logs.gone ??= []).push(`${gone.podName}/${gone.container}${gone.previous ? ' (previous run)' : ''}`)
+  } catch (e) {
+    logs.failures.push(`cannot note that the log of ${gone.podName}/${gone.container} is gone: ${whyNotSaved(e)}`)
+  }
 }
 
 /** Why the sink could not store it (its own words), or why the API server did not serve the log. */

@@ -23,6 +23,49 @@ export interface LogQuery {
   follow?: boolean
 }
 
+/**
+ * The log is gone from the node: the kubelet removed that container (it keeps only the newest run
+ * of each container of a finished pod, so a restarted container's previous run goes when the pod
+ * ends). The kubelet says so with 200 and its error as the body, which is no log: this error is
+ * thrown instead of saving it, and the target is given up.
+ */
+export class LogGone extends Error {
+  override name = 'LogGone'
+}
+
+/** The kubelet's body for a removed container (kuberuntime's GetContainerLogs): one line, the container's ID. */
+const GONE = /^unable to retrieve container logs for [a-z][a-z0-9+.-]*:\/\/[0-9a-f]{64}$/
+const GONE_PREFIX = 'unable to retrieve container logs for '
+const GONE_MAX_BYTES = 160
+
+/** Holds back a body that starts as the kubelet's gone answer, and is short enough to be one, until it ends; `gone` is set when it is. */
+class GoneCheck extends Transform {
+  gone: LogGone | undefined
+  private held: Buffer[] = []
+  private size = 0
+  private passing = false
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: (e?: Error | null, data?: Buffer) => void): void {
+    if (this.passing) return done(null, chunk)
+    this.held.push(chunk)
+    this.size += chunk.length
+    // Only a body that starts as the kubelet's answer does is held; a log goes through at once.
+    const start = Buffer.concat(this.held).subarray(0, GONE_PREFIX.length).toString('latin1')
+    if (this.size <= GONE_MAX_BYTES && GONE_PREFIX.startsWith(start)) return done()
+    this.passing = true
+    done(null, Buffer.concat(this.held))
+    this.held = []
+  }
+
+  override _flush(done: (e?: Error | null, data?: Buffer) => void): void {
+    if (this.passing || this.size === 0) return done()
+    const body = Buffer.concat(this.held).toString('latin1')
+    if (!GONE.test(body)) return done(null, Buffer.concat(this.held))
+    this.gone = new LogGone(body)
+    done(this.gone)
+  }
+}
+
 /** Which log, how much of it, and how long a silent stream is waited for. */
 export interface LogRead extends LogQuery {
   stallMs: number
@@ -87,6 +130,7 @@ export async function streamLog(
         done(null, chunk)
       }
     })
+    const goneCheck = new GoneCheck()
     const cut = new LogCut(keep.maxBytes, keep.lastLines)
     // Which side failed first: a target that fails stops the read, and a read that fails makes the
     // target fail (its input was destroyed); each time, the first failure is the one to report.
@@ -101,11 +145,15 @@ export async function streamLog(
       writeFailure = { error: e }
       body.destroy()
     })
-    const reading = await pipeline(body, counter, cut).then(
+    const reading = await pipeline(body, counter, goneCheck, cut).then(
       () => undefined,
       (e: unknown) => ({ error: e })
     )
     await writing
+    if (goneCheck.gone) {
+      await target.discard().catch(() => undefined)
+      throw goneCheck.gone
+    }
     if (writeFailure) throw writeFailure.error
     if (reading) throw reading.error
     const result = cut.result()

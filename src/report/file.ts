@@ -55,7 +55,7 @@ export async function writeReportFile(result: RunResult, logsDir: string): Promi
         .slice(i, i + JOBS_PER_WRITE)
         .map(
           ({ logs, ...o }, j) =>
-            `${i + j > 0 ? ',' : ''}\n ${JSON.stringify({ ...o, logs: logs?.files.map((f) => f.file), logsNeverRan: logs?.neverRan?.length ? logs.neverRan : undefined })}`
+            `${i + j > 0 ? ',' : ''}\n ${JSON.stringify({ ...o, logs: logs?.files.map((f) => f.file), logsNeverRan: logs?.neverRan?.length ? logs.neverRan : undefined, logsGone: logs?.gone?.length ? logs.gone : undefined })}`
         )
       await handle.write(lines.join(''))
     }

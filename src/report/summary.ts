@@ -87,9 +87,14 @@ function finishedWords(o: JobOutcome, endedAt: Date | undefined): string {
 function logsWords(o: JobOutcome): string {
   const files = o.logs?.files ?? []
   const neverRan = o.logs?.neverRan?.length ?? 0
-  if (files.length === 0 && neverRan === 0) return '—'
+  const gone = o.logs?.gone?.length ?? 0
+  if (files.length === 0 && neverRan === 0 && gone === 0) return '—'
   const where = files.length === 1 ? files[0].file : `${o.namespace}/${o.name}/`
-  const counts = [files.length > 1 ? `${files.length} files` : '', neverRan > 0 ? `${neverRan} container(s) never ran` : ''].filter((c) => c !== '')
+  const counts = [
+    files.length > 1 ? `${files.length} files` : '',
+    neverRan > 0 ? `${neverRan} container(s) never ran` : '',
+    gone > 0 ? `${gone} log(s) no longer on the node` : ''
+  ].filter((c) => c !== '')
   return counts.length > 0 ? `${where} (${counts.join('; ')})` : where
 }
 

@@ -10,7 +10,7 @@ import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node'
 import { harvestLogs, podLogs } from '../../src/execute/logs.ts'
 import { DiskSink } from '../../src/store/disk-sink.ts'
 import type { JobsClient, LogKeep, LogTarget } from '../../src/kube/jobs-client.ts'
-import { streamLog, type LogQuery, type LogRead, type OpenLog } from '../../src/kube/log-stream.ts'
+import { LogGone, streamLog, type LogQuery, type LogRead, type OpenLog } from '../../src/kube/log-stream.ts'
 import { fileAt } from './log-targets.ts'
 import { ApiError } from '../../src/kube/rest.ts'
 import { buildReport } from '../../src/report/summary.ts'
@@ -141,6 +141,36 @@ describe('harvest', () => {
     ])
   })
 
+  test('a previous run the kubelet no longer has (its 400 before 1.37): a gone note, not a failure; the same 400 for a current log is a failure (positive control)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'logs-unit-'))
+    const restarted = pod('app-seed-x1', [], [status('main', exited(0), { restartCount: 1 })], 'Succeeded')
+    const notFound = (): ApiError =>
+      new ApiError(400, JSON.stringify({ kind: 'Status', message: 'previous terminated container "main" in pod "app-seed-x1" not found' }), {}, 'GET x')
+    let previousRead = true
+    const client = {
+      ...podsClient([restarted]).client,
+      saveLog: async (_ns: string, _pod: string, _c: string, previous: boolean, _keep: LogKeep, open: () => Promise<LogTarget>) => {
+        if (previous === previousRead) throw notFound()
+        await (await open()).write(Readable.from([Buffer.from('done\n')]))
+        return { bytes: 5, truncated: false, cutBytes: 0, logBytes: 5, lastLines: [] }
+      }
+    } as unknown as JobsClient
+    const { logs } = await harvestLogs(client, job, new DiskSink(dir), keep)
+    expect(logs.failures).toEqual([])
+    expect(logs.gone).toEqual(['app-seed-x1/main (previous run)'])
+    expect(logs.files.map((f) => f.file)).toEqual(['prod/app-migrate/app-seed-x1/main.log'])
+    expect(readFileSync(join(dir, 'prod/app-migrate/app-seed-x1/main.previous.gone.txt'), 'utf8')).toContain(
+      'The kubelet said: previous terminated container "main" in pod "app-seed-x1" not found'
+    )
+
+    previousRead = false
+    const again = await harvestLogs(client, job, new DiskSink(mkdtempSync(join(tmpdir(), 'logs-unit-'))), keep)
+    expect(again.logs.gone).toBeUndefined()
+    expect(again.logs.failures).toEqual([
+      'cannot save the log of app-seed-x1/main: 400 Bad Request: previous terminated container "main" in pod "app-seed-x1" not found'
+    ])
+  })
+
   test('a 403 keeps the server’s message and says which right is missing', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'logs-unit-'))
     const forbidden = new ApiError(
@@ -217,5 +247,32 @@ describe('a read that fails before its first byte is a failed read', () => {
     })
     expect(readFileSync(join(dir, 'whole.log'), 'utf8')).toBe('0123456789')
     expect(asked.map((q) => q.limitBytes)).toEqual([undefined])
+  })
+
+  // What a real kubelet (test/real-node.test.ts) answers, with 200, for a finished pod's earlier run.
+  const goneBody = 'unable to retrieve container logs for containerd://5671ff4d0bfc321dee4e05a38b33f92a2a1db7c776cb995cea80fe9ae6a20c7e'
+
+  test('the kubelet’s answer for a container it removed is no log: LogGone, and nothing is saved', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'logs-unit-'))
+    // In two chunks, as a stream may cut it.
+    const gone: OpenLog = async () => Readable.from([Buffer.from(goneBody.slice(0, 20)), Buffer.from(goneBody.slice(20))])
+    await expect(streamLog(gone, read(1000), { maxBytes: 1000, lastLines: 0 }, fileAt(join(dir, 'main.previous.log')), () => undefined)).rejects.toThrow(
+      LogGone
+    )
+    expect(readFileSync(join(dir, 'main.previous.log'), 'utf8')).toBe('') // this target opens its file first: nothing was written to it
+  })
+
+  test.each([
+    ['the same line in a longer log', `${goneBody}\nmore\n`],
+    ['the same line ending with a newline (the kubelet sends none)', `${goneBody}\n`],
+    ['an ID that is not a container ID', goneBody.replace(/[0-9a-f]{64}$/, 'abc')],
+    ['a short real log', 'done\n']
+  ])('a log that only looks like it is saved whole (positive control): %s', async (_, text) => {
+    const dir = mkdtempSync(join(tmpdir(), 'logs-unit-'))
+    const serve: OpenLog = async () => Readable.from([Buffer.from(text)])
+    await expect(streamLog(serve, read(1000), { maxBytes: 1000, lastLines: 0 }, fileAt(join(dir, 'main.log')), () => undefined)).resolves.toMatchObject({
+      bytes: text.length
+    })
+    expect(readFileSync(join(dir, 'main.log'), 'utf8')).toBe(text)
   })
 })
