@@ -15,13 +15,6 @@ export const HOLD_LABEL = 'job-sweeper.test/hold'
 export const LINGER_LABEL = 'job-sweeper.test/linger'
 /** Annotation on a pod template: its pods stay Running this long (a Go duration, e.g. 5s). */
 export const RUN_FOR_ANNOTATION = 'job-sweeper.test/run-for'
-/**
- * Label on a pod template: its pods never start, and show it as a kubelet would (kwok-stages.yaml):
- * ImagePullBackOff, ErrImagePull, CreateContainerConfigError or InitCrashLoop.
- */
-export const NEVER_START_LABEL = 'job-sweeper.test/never-start'
-/** Annotation on a pod template: the kubelet's message for a pod that never starts. */
-export const NEVER_START_MESSAGE_ANNOTATION = 'job-sweeper.test/never-start-message'
 /** A node label no node has: a pod that asks for it stays Pending, Unschedulable, by the real scheduler. */
 export const NO_SUCH_NODE_LABEL = 'job-sweeper.test/no-such-node'
 /** What every fake container logs (kwok serves it through the API server's pods/log). */

@@ -2,9 +2,10 @@
 // and the cluster's helm/kubectl.
 import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { BatchV1Api, CoreV1Api, KubeConfig, type CoreV1Event, type V1Job, type V1JobSpec, type V1Pod, type V1PodSpec } from '@kubernetes/client-node'
+import { BatchV1Api, CoreV1Api, KubeConfig, type V1Container, type V1Job, type V1JobSpec, type V1PodSpec } from '@kubernetes/client-node'
 import type { Cluster } from './cluster.ts'
-import { FAIL_LABEL, HOLD_LABEL, LINGER_LABEL, NEVER_START_LABEL, NEVER_START_MESSAGE_ANNOTATION, NO_SUCH_NODE_LABEL, RUN_FOR_ANNOTATION } from './kwok.ts'
+import { FAIL_LABEL, HOLD_LABEL, LINGER_LABEL, NO_SUCH_NODE_LABEL, RUN_FOR_ANNOTATION } from './kwok.ts'
+import { REAL_NODE_LABEL } from './node.ts'
 
 export function testCluster(): Cluster {
   const json = process.env.JOB_SWEEPER_CLUSTER
@@ -35,30 +36,56 @@ export async function deleteNamespace(name: string): Promise<void> {
 }
 
 /**
- * How a test Job's pod behaves on the fake node. The last four never start, as on a real cluster:
- * `unschedulable` (a nodeSelector no node has), `image-pull-backoff` (its image cannot be pulled),
- * `create-container-config-error` (it needs a Secret that does not exist), `init-crash-loop` (its
- * init container wait-for-db fails again and again, under restartPolicy OnFailure).
+ * How a test Job's pod behaves. The first three on the fake node (kwok). The last four never
+ * start: `unschedulable` (a nodeSelector no node has: the real scheduler says so), and, on the real
+ * node (test/cluster/node.ts), `image-pull-backoff` (its image, missingImage(), is not in the local
+ * registry: ErrImagePull, then ImagePullBackOff), `create-container-config-error` (it needs a Secret
+ * that does not exist), `init-crash-loop` (its init container wait-for-db exits 1 again and again,
+ * under restartPolicy OnFailure, with the kubelet's real back-off). A test of those three runs only
+ * where the real node does: testOnRealNode.
  */
 export type PodBehaviour = 'succeed' | 'fail' | 'hold' | 'unschedulable' | 'image-pull-backoff' | 'create-container-config-error' | 'init-crash-loop'
 
 /** The Secret a `create-container-config-error` pod needs and no test creates. */
 export const MISSING_SECRET = 'db-credentials'
 
-/** The pod template's parts for a behaviour that never starts (kwok-stages.yaml shows the kubelet's side). */
-function neverStart(behaviour: PodBehaviour | undefined, image: string): { label?: string; message?: string; pod: Partial<V1PodSpec> } {
+/** The real node's name, shell image and registry (empty without one). */
+export const realNode = {
+  name: process.env.JOB_SWEEPER_REAL_NODE ?? '',
+  image: process.env.JOB_SWEEPER_TEST_IMAGE ?? '',
+  registry: process.env.JOB_SWEEPER_REGISTRY ?? ''
+}
+
+/** A test that needs the real node: skipped where the machine cannot run one (never on CI, which requires it). */
+export const testOnRealNode = realNode.name ? test : test.skip
+
+/** `text` matched literally inside a RegExp. */
+export const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+
+/** An image the local registry does not have (`app:1.2.3` → `127.0.0.1:<port>/app:1.2.3`): pulling it fails for real. */
+export const missingImage = (nameAndTag: string): string => `${realNode.registry}/${nameAndTag}`
+
+/** The pod template's parts for a behaviour that never starts: the real scheduler's, or the real node's. */
+function neverStart(behaviour: PodBehaviour | undefined): { pod: Partial<V1PodSpec>; main?: Partial<V1Container> } {
+  const onRealNode = (spec: Partial<V1PodSpec>): Partial<V1PodSpec> => {
+    if (!realNode.name) throw new Error(`a ${behaviour} pod needs the real node (testOnRealNode); this machine has none`)
+    return { ...spec, nodeSelector: { [REAL_NODE_LABEL]: 'true' }, tolerations: [{ key: REAL_NODE_LABEL, operator: 'Exists', effect: 'NoSchedule' }] }
+  }
   switch (behaviour) {
     case 'unschedulable':
       return { pod: { nodeSelector: { [NO_SUCH_NODE_LABEL]: 'true' } } }
     case 'image-pull-backoff':
-      return { label: 'ImagePullBackOff', message: `Back-off pulling image "${image}"`, pod: {} }
+      return { pod: onRealNode({}), main: { command: ['true'] } }
     case 'create-container-config-error':
-      return { label: 'CreateContainerConfigError', message: `secret "${MISSING_SECRET}" not found`, pod: {} }
+      return { pod: onRealNode({}), main: { image: realNode.image, command: ['true'], envFrom: [{ secretRef: { name: MISSING_SECRET } }] } }
     case 'init-crash-loop':
       return {
-        label: 'InitCrashLoop',
-        message: 'back-off 40s restarting failed container=wait-for-db',
-        pod: { restartPolicy: 'OnFailure', initContainers: [{ name: 'wait-for-db', image: 'example.invalid/wait-for:1' }] }
+        pod: onRealNode({
+          restartPolicy: 'OnFailure',
+          terminationGracePeriodSeconds: 1,
+          initContainers: [{ name: 'wait-for-db', image: realNode.image, command: ['sh', '-c', 'echo waiting for db; exit 1'] }]
+        }),
+        main: { image: realNode.image, command: ['true'] }
       }
     default:
       return { pod: {} }
@@ -92,12 +119,9 @@ export function jobManifest(job: TestJob): V1Job {
   if (job.behaviour === 'hold') podLabels[HOLD_LABEL] = 'true'
   if (job.linger) podLabels[LINGER_LABEL] = 'true'
   const image = job.image ?? 'example.invalid/job:1'
-  const never = neverStart(job.behaviour, image)
-  if (never.label) podLabels[NEVER_START_LABEL] = never.label
+  const never = neverStart(job.behaviour)
   const podAnnotations: Record<string, string> = {}
   if (job.runFor) podAnnotations[RUN_FOR_ANNOTATION] = job.runFor
-  if (never.message) podAnnotations[NEVER_START_MESSAGE_ANNOTATION] = never.message
-  const envFrom = job.behaviour === 'create-container-config-error' ? [{ secretRef: { name: MISSING_SECRET } }] : undefined
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',
@@ -108,36 +132,11 @@ export function jobManifest(job: TestJob): V1Job {
       ttlSecondsAfterFinished: job.ttlSecondsAfterFinished,
       template: {
         metadata: { labels: podLabels, annotations: Object.keys(podAnnotations).length > 0 ? podAnnotations : undefined },
-        spec: { restartPolicy: 'Never', containers: [{ name: 'main', image, envFrom }], ...never.pod }
+        spec: { restartPolicy: 'Never', containers: [{ name: 'main', image, ...never.main }], ...never.pod }
       },
       ...job.spec
     }
   }
-}
-
-/**
- * A Warning Event on `pod` as its kubelet records one (kwok writes none): named `<pod>.<reason>`,
- * source and reporting component kubelet on the pod's node, counted once now.
- */
-export function kubeletEvent(pod: V1Pod, reason: string, message: string, fieldPath?: string): Promise<CoreV1Event> {
-  const namespace = pod.metadata?.namespace ?? ''
-  const now = new Date()
-  return coreApi().createNamespacedEvent({
-    namespace,
-    body: {
-      metadata: { name: `${pod.metadata?.name}.${reason.toLowerCase()}`, namespace },
-      involvedObject: { apiVersion: 'v1', kind: 'Pod', name: pod.metadata?.name, namespace, uid: pod.metadata?.uid, fieldPath },
-      reason,
-      message,
-      type: 'Warning',
-      source: { component: 'kubelet', host: pod.spec?.nodeName },
-      reportingComponent: 'kubelet',
-      reportingInstance: pod.spec?.nodeName ?? '',
-      firstTimestamp: now,
-      lastTimestamp: now,
-      count: 1
-    }
-  })
 }
 
 export async function createJob(job: TestJob): Promise<V1Job> {
