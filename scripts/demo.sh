@@ -2,7 +2,8 @@
 # npm run demo — the whole story on the embedded local cluster: a chart with a plain migration
 # Job, the immutable-Job upgrade failure, job-sweeper's pre phase (waiting on the migration still
 # running, its log live), the upgrade that follows, and the post phase giving one succeeded and
-# one failed Job their TTLs by outcome.
+# one failed Job their TTLs by outcome. Where the machine runs the cluster's real node, the Jobs
+# run there, in real containers (their logs are theirs); elsewhere on kwok's fake node.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -d node_modules ] || npm ci --no-audit --no-fund
@@ -30,15 +31,22 @@ trap cleanup EXIT
 
 chart=test/chart/migrate-demo
 logs=$(mktemp -d)/logs
+on_node=()
+if [ -n "${JOB_SWEEPER_REAL_NODE:-}" ]; then
+  on_node=(--set realNode=true --set image="$JOB_SWEEPER_TEST_IMAGE")
+  echo "The Jobs run on the real node $JOB_SWEEPER_REAL_NODE (kubelet, containerd): their logs are real containers' logs."
+else
+  echo "This machine runs no real node (npm run cluster:up said why): the Jobs run on kwok's fake node, which serves a stand-in log."
+fi
 kubectl create namespace "$ns" >/dev/null
 
 bold "helm install: release app, migration v1 (it runs for 30s)"
-helm install app "$chart" -n "$ns" --set migrationVersion=1 --set migrationRunFor=30s >/dev/null
+helm install app "$chart" -n "$ns" "${on_node[@]}" --set migrationVersion=1 --set migrationRunFor=30s >/dev/null
 kubectl wait --for=jsonpath='{.status.active}'=1 "job/app-migrate" -n "$ns" --timeout=60s >/dev/null
 kubectl get jobs -n "$ns"
 
 bold "helm upgrade to migration v2, without job-sweeper: it fails on the immutable Job"
-if out=$(helm upgrade app "$chart" -n "$ns" --set migrationVersion=2 2>&1); then
+if out=$(helm upgrade app "$chart" -n "$ns" "${on_node[@]}" --set migrationVersion=2 2>&1); then
   echo "unexpected: the upgrade went through" >&2
   exit 1
 fi
@@ -48,7 +56,7 @@ bold "job-sweeper pre --release app (before helm upgrade): waits on the running 
 job_sweeper pre --release app --namespace "$ns" --harvest-logs all --logs-dir "$logs"
 
 bold "helm upgrade to migration v2 (with a data-seed Job that fails), after job-sweeper"
-helm upgrade app "$chart" -n "$ns" --set migrationVersion=2 --set seedJob.enabled=true --set seedJob.fail=true >/dev/null
+helm upgrade app "$chart" -n "$ns" "${on_node[@]}" --set migrationVersion=2 --set seedJob.enabled=true --set seedJob.fail=true >/dev/null
 echo "Release \"app\" has been upgraded."
 
 bold "job-sweeper post --ttl 1h --failure-grace 24h --wait-for-jobs 1m (after the deployment)"
@@ -62,3 +70,8 @@ kubectl get events -n "$ns" --field-selector reason=JobSwept
 
 bold "Saved logs, in $logs"
 find "$logs" -type f | sed "s#^$logs/#  #"
+seed_log=$(find "$logs" -path '*app-seed*' -name '*.log' | head -n 1)
+if [ -n "$seed_log" ]; then
+  bold "The failed seed's saved log (${seed_log#"$logs"/})"
+  cat "$seed_log"
+fi
