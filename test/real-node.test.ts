@@ -3,12 +3,15 @@
 // writes, read back through the API server as `kubectl logs` reads them, its real exit code and OOM
 // kill, the kubelet's own 400 for a container that never ran, and pods that never start because an
 // image is missing from the registry or a Secret is.
-import { createHash } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { V1Job, V1PodSpec } from '@kubernetes/client-node'
 import { outputNames, runAction } from './action.ts'
+import { createServer, request } from 'node:http'
+import { nodeBinDir } from './cluster/cluster.ts'
+import { imageWithNewLayer, pushImage, sha256 } from './cluster/images.ts'
 import { realNodePod } from './cluster/node.ts'
 import { spawnSync } from 'node:child_process'
 import { batchApi, coreApi, eventually, getJob, helmAnnotations, kubectl, testCluster, waitForJobCondition } from './cluster/testenv.ts'
@@ -16,6 +19,7 @@ import { expectNoStackTrace, expectPrunedOnce } from './faults/product.ts'
 import { release, releaseAnnotations, useScenario } from './scenario.ts'
 
 const realNode = process.env.JOB_SWEEPER_REAL_NODE ?? ''
+const pullProxy = process.env.JOB_SWEEPER_PULL_PROXY ?? ''
 const image = process.env.JOB_SWEEPER_TEST_IMAGE ?? ''
 const registry = process.env.JOB_SWEEPER_REGISTRY ?? ''
 // .ci/run sets JOB_SWEEPER_REQUIRE_REAL_NODE=1, so there the cluster fails to start rather than skip these.
@@ -79,6 +83,45 @@ function kubectlLogsRun(namespace: string, pod: string, container: string, previ
     env: { ...process.env, KUBECONFIG: cluster.kubeconfig, PATH: `${cluster.binDir}:${process.env.PATH}` },
     maxBuffer: 64 * 1024 * 1024
   })
+}
+
+/**
+ * A pass-through to the registry on the pull proxy's port (which the node reaches too) that, for one
+ * blob, answers at once with its first KiB and holds the rest until release(): a pull in progress,
+ * as slow as a test needs. (A registry that sends nothing at all is another case: containerd gives
+ * up on it within about a minute, with DeadlineExceeded, and the pull fails.)
+ */
+async function slowRegistry(slowPath: string): Promise<{ started: () => number; release: () => void; close: () => Promise<void> }> {
+  let started = 0
+  let release = (): void => undefined
+  const released = new Promise<void>((resolve) => (release = resolve))
+  const server = createServer((req, res) => {
+    const upstream = request(`http://${registry}${req.url}`, { method: req.method, headers: req.headers }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers)
+      if (req.method !== 'GET' || req.url !== slowPath) return void answer.pipe(res)
+      started++
+      const chunks: Buffer[] = []
+      answer.on('data', (c: Buffer) => chunks.push(c))
+      answer.on('end', () => {
+        const body = Buffer.concat(chunks)
+        res.write(body.subarray(0, 1024))
+        void released.then(() => res.end(body.subarray(1024)))
+      })
+    })
+    upstream.on('error', () => res.destroy())
+    req.pipe(upstream)
+  })
+  const [host, port] = pullProxy.split(':')
+  await new Promise<void>((resolve) => server.listen(Number(port), host, resolve))
+  return {
+    started: () => started,
+    release,
+    close: () => {
+      release()
+      server.closeAllConnections()
+      return new Promise<void>((resolve) => server.close(() => resolve()))
+    }
+  }
 }
 
 const sha = (b: Buffer): string => createHash('sha256').update(b).digest('hex')
@@ -320,5 +363,68 @@ describeOnRealNode('on a real node', () => {
     expect(run.summary).toContain('migrate: out of disk')
     await expectPrunedOnce(ns, [name])
     expect(await getJob(ns, name)).toBeUndefined()
+  }, 180_000)
+
+  test('a pull in progress (the registry holds the image’s new layer) is not stuck: pre waits on it past stuck-after and prunes it once it ran; a tag the registry lacks (positive control) is stuck, not waited on', async () => {
+    const repository = `slow-${randomBytes(3).toString('hex')}`
+    const slow = imageWithNewLayer(mkdtempSync(join(tmpdir(), 'slow-image-')), nodeBinDir(), repository, '1', 256 * 1024)
+    await pushImage(registry, slow)
+    const proxy = await slowRegistry(`/v2/${repository}/blobs/${sha256(slow.layers[slow.layers.length - 1])}`)
+    let pending: ReturnType<typeof runAction> | undefined
+    try {
+      const migrate = `${release}-migrate`
+      const seed = `${release}-seed`
+      await batchApi().createNamespacedJob({
+        namespace: ns,
+        body: realJob(ns, migrate, {
+          containers: [{ name: 'main', image: `${pullProxy}/${repository}:1`, command: ['sh', '-c', 'echo migrate: pulled, applying 0042'] }]
+        })
+      })
+      await batchApi().createNamespacedJob({
+        namespace: ns,
+        body: realJob(ns, seed, { containers: [{ name: 'main', image: `${registry}/busybox:no-such-tag`, command: ['true'] }] })
+      })
+      const waitingReason = async (name: string): Promise<string | undefined> =>
+        (await coreApi().listNamespacedPod({ namespace: ns, labelSelector: `job-name=${name}` })).items[0]?.status?.containerStatuses?.[0]?.state?.waiting
+          ?.reason
+      // Positive controls: the node is pulling through the proxy, which holds the layer; the other pull failed.
+      await eventually(
+        'the new layer’s download started, and held',
+        async () => proxy.started(),
+        (n) => n >= 1
+      )
+      expect(await waitingReason(migrate)).toBe('ContainerCreating')
+      await eventually(
+        'the missing tag’s pull failed',
+        () => waitingReason(seed),
+        (r) => r === 'ErrImagePull' || r === 'ImagePullBackOff'
+      )
+      await new Promise((r) => setTimeout(r, 6000)) // both pods are older than stuck-after
+
+      pending = runAction({ release, namespace: ns, 'stuck-after': '5s', 'wait-timeout': '3m', 'harvest-logs': 'none' })
+      // pre waits on the pull past stuck-after: its pod still has not started, and pre has not ended.
+      let ended = false
+      void pending.then(() => (ended = true))
+      await new Promise((r) => setTimeout(r, 12_000))
+      expect(ended).toBe(false)
+      expect(await waitingReason(migrate)).toBe('ContainerCreating')
+      expect(await getJob(ns, migrate)).toBeDefined()
+      proxy.release()
+      const run = await pending
+      expectNoStackTrace(run)
+      expect(run.code).toBe(0)
+      expect(outputNames(run, 'waited')).toEqual([migrate])
+      expect(outputNames(run, 'pruned').sort()).toEqual([migrate, seed])
+      const statuses = (JSON.parse(run.outputs.pruned) as { name: string; status: string }[]).map((j) => [j.name, j.status]).sort()
+      expect(statuses).toEqual([
+        [migrate, 'succeeded'],
+        [seed, 'stuck']
+      ])
+      await expectPrunedOnce(ns, [migrate, seed])
+    } finally {
+      proxy.release()
+      await pending
+      await proxy.close()
+    }
   }, 180_000)
 })

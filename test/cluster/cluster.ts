@@ -344,6 +344,7 @@ export function realNodeEnv(cluster: Cluster): Record<string, string> {
   return {
     JOB_SWEEPER_REAL_NODE: cluster.realNode?.name ?? '',
     JOB_SWEEPER_TEST_IMAGE: cluster.realNode?.testImage ?? '',
-    JOB_SWEEPER_REGISTRY: cluster.realNode?.registry ?? ''
+    JOB_SWEEPER_REGISTRY: cluster.realNode?.registry ?? '',
+    JOB_SWEEPER_PULL_PROXY: cluster.realNode?.pullProxy ?? ''
   }
 }

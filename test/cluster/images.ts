@@ -3,8 +3,8 @@
 // pause. Each is one gzip layer in an OCI image, pushed to the local registry over its HTTP API
 // (the OCI distribution spec's monolithic upload), so the node pulls it as it would any image.
 import { execFileSync } from 'node:child_process'
-import { createHash } from 'node:crypto'
-import { copyFileSync, chmodSync, mkdirSync, rmSync, symlinkSync } from 'node:fs'
+import { createHash, randomBytes } from 'node:crypto'
+import { copyFileSync, chmodSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { dirname, join, relative } from 'node:path'
 import { gzipSync } from 'node:zlib'
 
@@ -15,8 +15,8 @@ const BUSYBOX = '/bin/busybox'
 export interface LocalImage {
   repository: string
   tag: string
-  /** The gzip layer. */
-  layer: Buffer
+  /** The gzip layers, lowest first. */
+  layers: Buffer[]
   /** The configuration blob (JSON). */
   config: Buffer
 }
@@ -30,7 +30,7 @@ export interface ImageRef {
   digest: string
 }
 
-const sha256 = (data: Buffer): string => `sha256:${createHash('sha256').update(data).digest('hex')}`
+export const sha256 = (data: Buffer): string => `sha256:${createHash('sha256').update(data).digest('hex')}`
 
 /** A reproducible tar of `root` (owner 0, mtime 0, sorted). */
 function tarOf(root: string): Buffer {
@@ -39,19 +39,36 @@ function tarOf(root: string): Buffer {
   })
 }
 
-function image(repository: string, tag: string, root: string, config: Record<string, unknown>): LocalImage {
-  const tar = tarOf(root)
-  const layer = gzipSync(tar)
+function image(repository: string, tag: string, roots: string[], config: Record<string, unknown>): LocalImage {
+  const tars = roots.map(tarOf)
   const configBlob = Buffer.from(
     JSON.stringify({
       architecture: 'amd64',
       os: 'linux',
       config,
-      rootfs: { type: 'layers', diff_ids: [sha256(tar)] },
-      history: [{ created_by: `job-sweeper test/cluster/images.ts (${repository})` }]
+      rootfs: { type: 'layers', diff_ids: tars.map(sha256) },
+      history: roots.map(() => ({ created_by: `job-sweeper test/cluster/images.ts (${repository})` }))
     })
   )
-  return { repository, tag, layer, config: configBlob }
+  return { repository, tag, layers: tars.map((t) => gzipSync(t)), config: configBlob }
+}
+
+/**
+ * The shell image with one more layer of `bytes` random bytes (/payload) as `repository:tag`: a
+ * layer no node has yet, so pulling it downloads it (a pass-through can hold that download).
+ */
+export function imageWithNewLayer(work: string, nodeBin: string, repository: string, tag: string, bytes: number): LocalImage {
+  const base = join(work, 'base')
+  const extra = join(work, 'extra')
+  const { busybox } = buildImages(base, nodeBin)
+  mkdirSync(extra, { recursive: true })
+  writeFileSync(join(extra, 'payload'), randomBytes(bytes))
+  const tar = tarOf(extra)
+  rmSync(work, { recursive: true, force: true })
+  const config = JSON.parse(busybox.config.toString()) as { rootfs: { diff_ids: string[] }; history: unknown[] }
+  config.rootfs.diff_ids.push(sha256(tar))
+  config.history.push({ created_by: `job-sweeper test/cluster/images.ts (${repository}: a new layer)` })
+  return { repository, tag, layers: [...busybox.layers, gzipSync(tar)], config: Buffer.from(JSON.stringify(config)) }
 }
 
 /** Builds the shell and sandbox images in `work` (a scratch directory, emptied first). */
@@ -75,7 +92,7 @@ export function buildImages(work: string, nodeBin: string): { busybox: LocalImag
     'sh',
     shell
   ])
-  const busybox = image('busybox', 'test', shell, {
+  const busybox = image('busybox', 'test', [shell], {
     Env: ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'],
     Cmd: ['sh']
   })
@@ -83,7 +100,7 @@ export function buildImages(work: string, nodeBin: string): { busybox: LocalImag
   mkdirSync(sandbox, { recursive: true })
   copyFileSync(join(nodeBin, 'pause'), join(sandbox, 'pause'))
   chmodSync(join(sandbox, 'pause'), 0o755)
-  const pause = image('pause', 'test', sandbox, { Entrypoint: ['/pause'] })
+  const pause = image('pause', 'test', [sandbox], { Entrypoint: ['/pause'] })
   rmSync(work, { recursive: true, force: true })
   return { busybox, pause }
 }
@@ -104,14 +121,15 @@ async function pushBlob(registry: string, repository: string, blob: Buffer): Pro
 
 /** Pushes `img` to `registry` (host:port, plain HTTP); returns where it is. */
 export async function pushImage(registry: string, img: LocalImage, tag = img.tag): Promise<ImageRef> {
-  const layerDigest = await pushBlob(registry, img.repository, img.layer)
+  const layerDigests: string[] = []
+  for (const layer of img.layers) layerDigests.push(await pushBlob(registry, img.repository, layer))
   const configDigest = await pushBlob(registry, img.repository, img.config)
   const manifest = Buffer.from(
     JSON.stringify({
       schemaVersion: 2,
       mediaType: 'application/vnd.oci.image.manifest.v1+json',
       config: { mediaType: 'application/vnd.oci.image.config.v1+json', digest: configDigest, size: img.config.length },
-      layers: [{ mediaType: 'application/vnd.oci.image.layer.v1.tar+gzip', digest: layerDigest, size: img.layer.length }]
+      layers: img.layers.map((layer, i) => ({ mediaType: 'application/vnd.oci.image.layer.v1.tar+gzip', digest: layerDigests[i], size: layer.length }))
     })
   )
   const res = await fetch(`http://${registry}/v2/${img.repository}/manifests/${tag}`, {

@@ -62,6 +62,11 @@ export interface RealNode {
   stateDir: string
   /** host:port of the local OCI registry (the CNCF distribution registry) on loopback. */
   registry: string
+  /**
+   * host:port on loopback that the node reaches too, where nothing listens until a test starts a
+   * server there: a pass-through in front of the registry that holds a pull (a slow registry).
+   */
+  pullProxy: string
   /** A shell image (busybox) in the registry, for test pods. */
   testImage: string
   /** The sandbox image, pinned in containerd. */
@@ -451,8 +456,9 @@ export async function startRealNode(core: CoreV1Api, options: NodeStartOptions):
   writeFileSync(join(state, 'machine.json'), JSON.stringify({ sysctls, createdDirs }))
   try {
     // The registry, on the machine's loopback; the images the node runs.
-    const registryPort = await freePort()
+    const [registryPort, pullProxyPort] = [await freePort(), await freePort()]
     const registry = `127.0.0.1:${registryPort}`
+    const pullProxy = `127.0.0.1:${pullProxyPort}`
     writeFileSync(join(state, 'registry.json'), JSON.stringify(registryConfig(registry, join(state, 'registry'))))
     startProcess(dir, '8a-registry', join(nodeBin, 'registry'), ['serve', join(state, 'registry.json')], { OTEL_TRACES_EXPORTER: 'none' })
     await waitFor(
@@ -486,6 +492,7 @@ export async function startRealNode(core: CoreV1Api, options: NodeStartOptions):
       cgroup,
       stateDir: state,
       registry,
+      pullProxy,
       testImage: imageName(testImage),
       pauseImage: imageName(pauseImage),
       sysctls,
@@ -494,15 +501,15 @@ export async function startRealNode(core: CoreV1Api, options: NodeStartOptions):
     writeFileSync(join(state, 'node.json'), JSON.stringify(node, null, 2))
     const netnsPath = `/run/netns/${netns}`
 
-    const forwardPid = startProcess(dir, '8b-forward', join(nodeBin, 'forward'), [netnsPath, String(apiPort), String(registryPort)])
+    const forwardPid = startProcess(dir, '8b-forward', join(nodeBin, 'forward'), [netnsPath, String(apiPort), String(registryPort), String(pullProxyPort)])
     enterCgroup(cgroup, forwardPid)
 
     writeFileSync(join(state, 'cni/net.d/10-bridge.conflist'), JSON.stringify(cniConfig(join(state, 'cni/ipam'))))
-    mkdirSync(join(state, 'certs.d', registry), { recursive: true })
-    writeFileSync(
-      join(state, 'certs.d', registry, 'hosts.toml'),
-      `server = "http://${registry}"\n\n[host."http://${registry}"]\n  capabilities = ["pull", "resolve"]\n`
-    )
+    // Plain HTTP to the registry and to the pull proxy's port.
+    for (const host of [registry, pullProxy]) {
+      mkdirSync(join(state, 'certs.d', host), { recursive: true })
+      writeFileSync(join(state, 'certs.d', host, 'hosts.toml'), `server = "http://${host}"\n\n[host."http://${host}"]\n  capabilities = ["pull", "resolve"]\n`)
+    }
     writeFileSync(join(state, 'containerd.toml'), containerdConfig(state, nodeBin, node.pauseImage))
     const containerdPid = startProcess(
       dir,
