@@ -427,4 +427,34 @@ describeOnRealNode('on a real node', () => {
       await proxy.close()
     }
   }, 180_000)
+
+  test('a Secret volume that does not exist: the pod stays ContainerCreating (no error in its status), and the kubelet’s FailedMount makes it stuck: pre deletes it after stuck-after, naming the volume, instead of waiting out wait-timeout', async () => {
+    const name = `${release}-migrate`
+    await batchApi().createNamespacedJob({
+      namespace: ns,
+      body: realJob(ns, name, {
+        volumes: [{ name: 'db-ca', secret: { secretName: 'db-ca' } }],
+        containers: [{ name: 'main', ...sh('echo never'), volumeMounts: [{ name: 'db-ca', mountPath: '/ca' }] }]
+      })
+    })
+    // Positive control: the state is the kubelet's own, and the status shows no error.
+    await eventually(
+      'the kubelet’s FailedMount',
+      async () => (await coreApi().listNamespacedEvent({ namespace: ns, fieldSelector: 'reason=FailedMount' })).items,
+      (events) => events.some((e) => e.message === 'MountVolume.SetUp failed for volume "db-ca" : secret "db-ca" not found')
+    )
+    const [pod] = (await coreApi().listNamespacedPod({ namespace: ns, labelSelector: `job-name=${name}` })).items
+    expect(pod.status?.containerStatuses?.[0]?.state?.waiting?.reason).toBe('ContainerCreating')
+    await new Promise((r) => setTimeout(r, 6000)) // older than stuck-after
+
+    const started = Date.now()
+    const run = await runAction({ release, namespace: ns, 'stuck-after': '5s', 'wait-timeout': '3m', 'harvest-logs': 'none' })
+    expectNoStackTrace(run)
+    expect(run.code).toBe(0)
+    expect(Date.now() - started).toBeLessThan(60_000) // not wait-timeout's 3m
+    const pruned = JSON.parse(run.outputs.pruned) as { name: string; status: string; reason: string }[]
+    expect(pruned.map((j) => [j.name, j.status])).toEqual([[name, 'stuck']])
+    expect(pruned[0].reason).toContain('never started: volume db-ca: secret "db-ca" not found (FailedMount)')
+    await expectPrunedOnce(ns, [name])
+  }, 120_000)
 })

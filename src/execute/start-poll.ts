@@ -9,7 +9,7 @@ import type { JobRecord } from '../kube/job-record.ts'
 import { ClusterUnreachable } from '../kube/retry.ts'
 import { withEvents } from '../observe/job-events.ts'
 import { podsOfJobs } from '../observe/observe.ts'
-import { stuckUnlessScalingUp } from '../observe/scale-up.ts'
+import { stuckReadingEvents } from '../observe/stuck-events.ts'
 
 /** How often the pods of the Jobs waited on are listed. */
 export const START_POLL_MS = 5000
@@ -94,7 +94,7 @@ export class StartPoller {
         const now = new Date(this.clock.now())
         for (const { uid, job, p } of jobs) {
           this.onPods(uid, pods.get(uid) ?? [])
-          const why = await stuckUnlessScalingUp(this.client, job, pods.get(uid) ?? [], now, this.stuckAfterSeconds)
+          const why = await stuckReadingEvents(this.client, job, pods.get(uid) ?? [], now, this.stuckAfterSeconds)
           // The Events say what the pods cannot: the registry's answer to the pull, the volume that does not mount.
           if (why) p.resolve({ ...job, neverStarted: withEvents(why, await this.eventsOf(job.metadata?.namespace ?? '', uid, pods.get(uid) ?? [])) })
         }

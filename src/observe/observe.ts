@@ -7,7 +7,7 @@ import { ClusterUnreachable } from '../kube/retry.ts'
 import { INPUT, type Settings } from '../settings/settings.ts'
 import { compareWithRendered } from './compare.ts'
 import { ALL_NAMESPACES, type ManifestDifference, type Observed } from './observed.ts'
-import { stuckUnlessScalingUp } from './scale-up.ts'
+import { stuckReadingEvents } from './stuck-events.ts'
 
 /** The namespace this run works in: the input, else the kubeconfig context's, else default. */
 export function targetNamespace(settings: Settings, client: JobsClient): string {
@@ -121,5 +121,5 @@ export async function observeStarts(client: JobsClient, unfinished: JobRecord[],
     return
   }
   const now = new Date()
-  for (const job of unfinished) job.neverStarted = await stuckUnlessScalingUp(client, job, pods.get(job.metadata?.uid ?? '') ?? [], now, stuckAfterSeconds)
+  for (const job of unfinished) job.neverStarted = await stuckReadingEvents(client, job, pods.get(job.metadata?.uid ?? '') ?? [], now, stuckAfterSeconds)
 }

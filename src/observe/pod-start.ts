@@ -101,6 +101,19 @@ export function currentPod(pods: V1Pod[]): V1Pod {
   return newestFirst.find((p) => !terminal(p)) ?? newestFirst[0]
 }
 
+/**
+ * The Job's current pod is on a node with its containers being created (ContainerCreating, no error
+ * in its status), no main container of its pods ever ran, and it has been trying for stuck-after:
+ * neverStarted() calls that progress; only its Events can say otherwise (stuck-events.ts).
+ */
+export function creatingPast(job: StartFacts, pods: V1Pod[], now: Date, stuckAfterSeconds: number): boolean {
+  if (pods.length === 0 || pods.some(podRan) || (job.status?.succeeded ?? 0) > 0) return false
+  const first = Math.min(...pods.map((p) => time(p.metadata?.creationTimestamp) ?? now.getTime()))
+  if ((now.getTime() - first) / 1000 < stuckAfterSeconds) return false
+  const pod = currentPod(pods)
+  return scheduled(pod) && !terminal(pod) && (pod.status?.containerStatuses ?? []).some((s) => s.state?.waiting?.reason === 'ContainerCreating')
+}
+
 /** The facts of a Job that its pods do not show: when it started, and what its controller counted. */
 export type StartFacts = Pick<JobRecord, 'metadata' | 'status'>
 
