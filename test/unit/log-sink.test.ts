@@ -42,10 +42,14 @@ describe('the disk sink', () => {
     await (await sink.open('prod/j/p/main.log', 'text/plain')).write(Readable.from(['the previous run’s log\n']))
     const body = new PassThrough()
     body.write('half a log\n')
-    setTimeout(() => body.destroy(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' })), 20)
+    // The read breaks 20 ms after it was asked for (the target is opened first, which may take longer on a busy machine).
+    const breaking = async (): Promise<PassThrough> => {
+      setTimeout(() => body.destroy(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' })), 20)
+      return body
+    }
     await expect(
       streamLog(
-        async () => body,
+        breaking,
         read,
         keep,
         () => sink.open('prod/j/p/main.log', 'text/plain'),
@@ -59,10 +63,12 @@ describe('the disk sink', () => {
     // And a first run's broken read leaves nothing at all.
     const again = new PassThrough()
     again.write('half\n')
-    setTimeout(() => again.destroy(new Error('terminated')), 20)
     await expect(
       streamLog(
-        async () => again,
+        async () => {
+          setTimeout(() => again.destroy(new Error('terminated')), 20)
+          return again
+        },
         read,
         keep,
         () => sink.open('prod/j/p/other.log', 'text/plain'),
