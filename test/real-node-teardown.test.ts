@@ -1,13 +1,14 @@
 // The real node leaves nothing behind: a second node, started beside the cluster's own for this
 // test (its own label value, so no other suite's pod lands on it), runs a pod, is stopped the way
 // `npm run cluster:down` and jest's teardown stop a node, and every process, mount, network
-// namespace, link, cgroup and file it had on this machine is gone.
+// namespace, link, cgroup and file it had on this machine is gone; the machine's kernel parameters
+// are put back only by the last node's stop (the cluster's own node still runs here).
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { apiServerCertFile } from './cluster/apiserver.ts'
 import { nodeBinDir } from './cluster/cluster.ts'
-import { footprintLeft, nodeFootprint, nodeLeftovers, realNodePod, startRealNode, stopRealNode } from './cluster/node.ts'
+import { footprintLeft, machineBefore, nodeFootprint, nodeLeftovers, readSysctls, realNodePod, startRealNode, stopRealNode } from './cluster/node.ts'
 import { coreApi, createNamespace, deleteNamespace, eventually, testCluster } from './cluster/testenv.ts'
 
 const describeOnRealNode = process.env.JOB_SWEEPER_REAL_NODE ? describe : describe.skip
@@ -71,8 +72,13 @@ describeOnRealNode('the real node’s teardown', () => {
     expect(footprint.filter((f) => f.startsWith('file /var/lib/cni/results/'))).not.toEqual([])
     expect(await footprintLeft(footprint)).toEqual(footprint)
 
+    const kubeletValues = readSysctls()
     await stopRealNode(dir)
     expect(await footprintLeft(footprint)).toEqual([])
     expect(await nodeLeftovers(dir)).toEqual([])
+    // The cluster's own node still runs: the machine's values are not put back yet (its kubelet's
+    // stay), and the record of them stays for the last node's stop.
+    expect(readSysctls()).toEqual(kubeletValues)
+    expect(machineBefore()?.sysctls).toEqual(expect.objectContaining({ 'vm.overcommit_memory': expect.any(String) }))
   }, 120_000)
 })

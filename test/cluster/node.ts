@@ -19,8 +19,9 @@
 //   other pod of the suites stays on kwok.
 //
 // The kubelet sets three kernel parameters of the whole machine when they differ from what it wants
-// (vm.overcommit_memory, kernel.panic, kernel.panic_on_oops); the values found before its first
-// start are recorded in <dir>/node/node.json and written back on stop.
+// (vm.overcommit_memory, kernel.panic, kernel.panic_on_oops). The machine's own values are recorded
+// by the first node to start (in MACHINE_FILE) and written back by the last to stop, so nodes of
+// several clusters that overlap, in any order, leave the machine as they found it.
 import { execFile as execFileCallback, execFileSync } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
@@ -71,9 +72,17 @@ export interface RealNode {
   testImage: string
   /** The sandbox image, pinned in containerd. */
   pauseImage: string
-  /** The kernel parameters before the kubelet's first start, written back on stop. */
+}
+
+/**
+ * What the machine was before its first node started, written back when its last node stops: the
+ * kernel parameters' values, and the directories the nodes' programs write to that did not exist.
+ * On /run: gone with a reboot, as the kernel parameters the kubelet set are.
+ */
+const MACHINE_FILE = '/run/job-sweeper-real-node.json'
+
+export interface MachineBefore {
   sysctls: Record<string, string>
-  /** The machine's directories the node's programs write to that did not exist before it (removed on stop when empty). */
   createdDirs: string[]
 }
 
@@ -291,8 +300,13 @@ export async function nodeLeftovers(dir: string): Promise<string[]> {
   return left
 }
 
+/** The machine's record of what it was before its first node (undefined when no node has run since the last stopped). */
+export function machineBefore(): MachineBefore | undefined {
+  return existsSync(MACHINE_FILE) ? (JSON.parse(readFileSync(MACHINE_FILE, 'utf8')) as MachineBefore) : undefined
+}
+
 /** The kernel parameters' values now. */
-function readSysctls(): Record<string, string> {
+export function readSysctls(): Record<string, string> {
   return Object.fromEntries(KUBELET_SYSCTLS.map((name) => [name, readFileSync(`/proc/sys/${name.replace(/\./g, '/')}`, 'utf8').trim()]))
 }
 
@@ -313,8 +327,6 @@ export function recordedNode(dir: string): RealNode | undefined {
  */
 export async function stopRealNode(dir: string): Promise<void> {
   const { netns, cgroup } = identity(dir)
-  const machineFile = join(dir, 'node', 'machine.json')
-  const recorded = existsSync(machineFile) ? (JSON.parse(readFileSync(machineFile, 'utf8')) as Pick<RealNode, 'sysctls' | 'createdDirs'>) : undefined
   await stopProcesses(dir, 5000, [...NODE_PROCESSES])
   const shimSockets = shimSocketsOf(cgroupPids(cgroup))
   for (let round = 0; round < 50; round++) {
@@ -332,9 +344,16 @@ export async function stopRealNode(dir: string): Promise<void> {
   for (const point of mountsUnder(join(dir, 'node'))) await run('umount', ['-l', point]).catch(() => undefined)
   await run('ip', ['netns', 'delete', netns]).catch(() => undefined)
   for (const h of cgroupHierarchies(false)) removeCgroupTree(join(h, cgroup))
-  removeMachineFiles(join(dir, 'node'), shimSockets, recorded?.createdDirs ?? [])
-  if (recorded?.sysctls) writeSysctls(recorded.sysctls)
+  removeMachineFiles(join(dir, 'node'), shimSockets)
   rmSync(join(dir, 'node'), { recursive: true, force: true })
+  // The last node of the machine puts back what the first found.
+  const others = (await run('ip', ['netns', 'list'])).split('\n').some((line) => line.startsWith('jsw-'))
+  if (!others && existsSync(MACHINE_FILE)) {
+    const before = JSON.parse(readFileSync(MACHINE_FILE, 'utf8')) as MachineBefore
+    writeSysctls(before.sysctls)
+    removeCreatedDirs(before.createdDirs)
+    rmSync(MACHINE_FILE, { force: true })
+  }
 }
 
 /**
@@ -385,7 +404,7 @@ function containerIds(state: string): string[] {
   return ids
 }
 
-function removeMachineFiles(state: string, shimSockets: string[], createdDirs: string[]): void {
+function removeMachineFiles(state: string, shimSockets: string[]): void {
   for (const socket of shimSockets) rmSync(socket, { force: true })
   const ids = containerIds(state)
   for (const name of safeList(CNI_CACHE)) if (ids.some((id) => name.includes(`-${id}-`))) rmSync(join(CNI_CACHE, name), { force: true })
@@ -393,6 +412,9 @@ function removeMachineFiles(state: string, shimSockets: string[], createdDirs: s
     const link = join(CONTAINER_LOG_LINKS, name)
     if (linksInto(link, state)) rmSync(link, { force: true })
   }
+}
+
+function removeCreatedDirs(createdDirs: string[]): void {
   for (const path of MACHINE_DIRS) {
     if (!createdDirs.includes(path)) continue
     try {
@@ -450,10 +472,12 @@ export async function startRealNode(core: CoreV1Api, options: NodeStartOptions):
   for (const sub of ['kubelet', 'containerd/root', 'containerd/state', 'pod-logs', 'cni/net.d', 'cni/ipam', 'registry', 'certs.d']) {
     mkdirSync(join(state, sub), { recursive: true })
   }
-  // What stopRealNode() puts back, recorded before anything changes.
-  const sysctls = readSysctls()
-  const createdDirs = MACHINE_DIRS.filter((path) => !existsSync(path))
-  writeFileSync(join(state, 'machine.json'), JSON.stringify({ sysctls, createdDirs }))
+  // What the last node's stop puts back, recorded before anything changes, by the first node
+  // (one whose cluster died without a stop leaves the file, and its record stands).
+  if (!existsSync(MACHINE_FILE)) {
+    const before: MachineBefore = { sysctls: readSysctls(), createdDirs: MACHINE_DIRS.filter((path) => !existsSync(path)) }
+    writeFileSync(MACHINE_FILE, JSON.stringify(before))
+  }
   try {
     // The registry, on the machine's loopback; the images the node runs.
     const [registryPort, pullProxyPort] = [await freePort(), await freePort()]
@@ -494,9 +518,7 @@ export async function startRealNode(core: CoreV1Api, options: NodeStartOptions):
       registry,
       pullProxy,
       testImage: imageName(testImage),
-      pauseImage: imageName(pauseImage),
-      sysctls,
-      createdDirs
+      pauseImage: imageName(pauseImage)
     }
     writeFileSync(join(state, 'node.json'), JSON.stringify(node, null, 2))
     const netnsPath = `/run/netns/${netns}`
