@@ -14,7 +14,7 @@ import { nodeBinDir } from './cluster/cluster.ts'
 import { imageWithNewLayer, pushImage, sha256 } from './cluster/images.ts'
 import { realNodePod } from './cluster/node.ts'
 import { spawnSync } from 'node:child_process'
-import { batchApi, coreApi, eventually, getJob, helmAnnotations, kubectl, testCluster, waitForJobCondition } from './cluster/testenv.ts'
+import { batchApi, coreApi, eventually, getJob, helmAnnotations, kubectl, podsOfJob, testCluster, waitForJobCondition } from './cluster/testenv.ts'
 import { expectNoStackTrace, expectPrunedOnce } from './faults/product.ts'
 import { release, releaseAnnotations, useScenario } from './scenario.ts'
 
@@ -58,8 +58,7 @@ function restartingOnce(then: string): Partial<V1PodSpec> {
 const sh = (script: string): { image: string; command: string[] } => ({ image, command: ['sh', '-c', script] })
 
 async function podOf(namespace: string, job: V1Job): Promise<string> {
-  const pods = await coreApi().listNamespacedPod({ namespace, labelSelector: `batch.kubernetes.io/controller-uid=${job.metadata?.uid}` })
-  const name = pods.items[0]?.metadata?.name
+  const [name] = await podsOfJob(namespace, job)
   if (!name) throw new Error(`no pod of ${job.metadata?.name}`)
   return name
 }

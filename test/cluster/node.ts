@@ -189,7 +189,7 @@ function cgroupPids(cgroup: string): number[] {
 }
 
 /** The cgroup directories left of the node, in every hierarchy. */
-export function nodeCgroupsLeft(dir: string): string[] {
+function nodeCgroupsLeft(dir: string): string[] {
   const { cgroup } = identity(dir)
   return cgroupHierarchies(false)
     .map((h) => join(h, cgroup))
@@ -312,12 +312,6 @@ export function readSysctls(): Record<string, string> {
 
 function writeSysctls(values: Record<string, string>): void {
   for (const [name, value] of Object.entries(values)) writeFileSync(`/proc/sys/${name.replace(/\./g, '/')}`, value)
-}
-
-/** The node recorded in <dir>/node/node.json, if any. */
-export function recordedNode(dir: string): RealNode | undefined {
-  const file = join(dir, 'node', 'node.json')
-  return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as RealNode) : undefined
 }
 
 /**
