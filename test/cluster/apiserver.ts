@@ -27,10 +27,12 @@ export interface ApiServerOptions {
   pki: string
   etcdUrl: string
   port: number
+  /** The ServiceAccount admission plugin on (a pod gets its ServiceAccount's token volume), as in a real cluster. */
+  serviceAccounts?: boolean
 }
 
 /** The flags of the local cluster's kube-apiserver. */
-export function apiServerCommand({ bin, pki, etcdUrl, port }: ApiServerOptions): ApiServerCommand {
+export function apiServerCommand({ bin, pki, etcdUrl, port, serviceAccounts = false }: ApiServerOptions): ApiServerCommand {
   return {
     command: join(bin, 'kube-apiserver'),
     args: [
@@ -49,10 +51,10 @@ export function apiServerCommand({ bin, pki, etcdUrl, port }: ApiServerOptions):
       '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
       `--service-account-key-file=${join(pki, 'sa.pub')}`,
       `--service-account-signing-key-file=${join(pki, 'sa.key')}`,
-      // No serviceaccount controllers run, so no namespace gets a `default` ServiceAccount.
-      // TaintNodesByCondition would taint the new node not-ready, and only the node-lifecycle
-      // controller (not run here) lifts that taint.
-      '--disable-admission-plugins=ServiceAccount,TaintNodesByCondition',
+      // Unless asked for, no serviceaccount controllers run, so no namespace gets a `default`
+      // ServiceAccount, and the admission plugin that needs it is off. TaintNodesByCondition would
+      // taint the new node not-ready, and only the node-lifecycle controller (not run here) lifts that taint.
+      `--disable-admission-plugins=${serviceAccounts ? '' : 'ServiceAccount,'}TaintNodesByCondition`,
       // kwok serves pod logs on the fake node's kubelet port with a self-signed certificate.
       '--kubelet-preferred-address-types=InternalIP',
       '--allow-privileged=true'

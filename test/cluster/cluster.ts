@@ -132,11 +132,22 @@ function schedulerConfig(kubeconfig: string): string {
   })
 }
 
+export interface ClusterOptions {
+  /**
+   * Service accounts as a real cluster has them: the ServiceAccount admission plugin gives each pod
+   * its ServiceAccount's token (kube-api-access-…), the controllers make each namespace's `default`
+   * ServiceAccount and kube-root-ca.crt. Off in the suites' cluster: there a pod needs no token,
+   * and a namespace's first pods would wait for its `default` ServiceAccount.
+   */
+  serviceAccounts?: boolean
+}
+
 /**
  * Starts a cluster in `dir` (created if needed; must not hold a running cluster). Resolves once
  * a probe Job has run to completion on the fake node, i.e. once every component really works.
  */
-export async function startCluster(dir: string, log: (line: string) => void = () => {}): Promise<Cluster> {
+export async function startCluster(dir: string, log: (line: string) => void = () => {}, options: ClusterOptions = {}): Promise<Cluster> {
+  const { serviceAccounts = false } = options
   const bin = ensureBinaries()
   for (const sub of ['logs', 'pids', 'pki', 'etcd', 'kwok']) mkdirSync(join(dir, sub), { recursive: true })
   await stopRealNode(dir)
@@ -181,7 +192,7 @@ export async function startCluster(dir: string, log: (line: string) => void = ()
     writeFileSync(join(pki, 'sa.key'), sa.privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 })
     writeFileSync(join(pki, 'sa.pub'), sa.publicKey.export({ type: 'spki', format: 'pem' }))
     const server = `https://127.0.0.1:${apiPort}`
-    startApiServer(dir, apiServerCommand({ bin, pki, etcdUrl, port: apiPort }))
+    startApiServer(dir, apiServerCommand({ bin, pki, etcdUrl, port: apiPort, serviceAccounts }))
     step('kube-apiserver started')
     await waitForApiServer(dir, server)
     step('kube-apiserver ready')
@@ -193,7 +204,8 @@ export async function startCluster(dir: string, log: (line: string) => void = ()
       `--kubeconfig=${kubeconfig}`,
       '--leader-elect=false',
       ...serving,
-      '--controllers=job-controller,ttl-after-finished-controller,garbage-collector-controller,namespace-controller',
+      `--controllers=job-controller,ttl-after-finished-controller,garbage-collector-controller,namespace-controller${serviceAccounts ? ',serviceaccount-controller,root-ca-certificate-publisher-controller' : ''}`,
+      ...(serviceAccounts ? [`--root-ca-file=${apiServerCertFile(dir)}`] : []),
       '--use-service-account-credentials=false',
       // At the default client limits (20 QPS, burst 30) the job controller needs ~16 minutes to
       // create and finish 3,000 Jobs' pods; this API server serves one test run, not a fleet.
@@ -254,7 +266,16 @@ export async function startCluster(dir: string, log: (line: string) => void = ()
         throw new Error(`JOB_SWEEPER_REQUIRE_REAL_NODE=1, but this machine cannot run the real node: ${realNodeSkipped}`)
       log(`no real node: ${realNodeSkipped}; the tests that need one are skipped`)
     } else {
-      realNode = await startRealNode(core, { dir, bin, nodeBin, apiPort, caFile: apiServerCertFile(dir), kubeletToken, step })
+      realNode = await startRealNode(core, {
+        dir,
+        bin,
+        nodeBin,
+        apiPort,
+        caFile: apiServerCertFile(dir),
+        kubeletToken,
+        step,
+        s3Port: Number(new URL(s3.endpoint).port)
+      })
       await probeJob(kc, dir, realNode)
       step('a probe Job ran to completion on the real node: cluster ready')
     }

@@ -72,6 +72,10 @@ export interface RealNode {
   testImage: string
   /** The sandbox image, pinned in containerd. */
   pauseImage: string
+  /** The API server as the node's pods reach it: the `kubernetes` Service's address and port. */
+  apiService: string
+  /** The cluster's S3 server as the node's pods reach it (http://<address>:<port>), if it has one. */
+  s3Endpoint?: string
 }
 
 /**
@@ -452,6 +456,8 @@ export interface NodeStartOptions {
   name?: string
   /** The value of its REAL_NODE_LABEL label and taint: `true` unless a test starts a second node (whose pods must not be the suites'). */
   labelValue?: string
+  /** The S3 server's port on 127.0.0.1, which the pods reach on the API server's Service address. */
+  s3Port?: number
 }
 
 /**
@@ -459,7 +465,7 @@ export interface NodeStartOptions {
  * what it started, when any part fails.
  */
 export async function startRealNode(core: CoreV1Api, options: NodeStartOptions): Promise<RealNode> {
-  const { dir, bin, nodeBin, apiPort, caFile, kubeletToken, step, name = REAL_NODE_NAME, labelValue = 'true' } = options
+  const { dir, bin, nodeBin, apiPort, caFile, kubeletToken, step, name = REAL_NODE_NAME, labelValue = 'true', s3Port } = options
   await stopRealNode(dir)
   const { netns, hostLink, cgroup } = identity(dir)
   const state = join(dir, 'node')
@@ -499,6 +505,12 @@ export async function startRealNode(core: CoreV1Api, options: NodeStartOptions):
     await run('ip', ['-n', netns, 'addr', 'add', `${address}/30`, 'dev', 'eth0'])
     await run('ip', ['-n', netns, 'link', 'set', 'eth0', 'up'])
     await run('ip', ['-n', netns, 'link', 'set', 'lo', 'up'])
+    // The API server as its pods find it (KUBERNETES_SERVICE_HOST/PORT, the in-cluster
+    // configuration): the `kubernetes` Service's address, which kube-proxy would route to the API
+    // server, is the node's own and forward listens on it; the pods' network routes it to the node.
+    // (No kube-proxy runs: a Service of the tests' own has no address the pods reach.)
+    const api = await apiService(core)
+    await run('ip', ['-n', netns, 'addr', 'add', `${api.address}/32`, 'dev', 'lo'])
     await run('ip', ['addr', 'add', `${outside}/30`, 'dev', hostLink])
     await run('ip', ['link', 'set', hostLink, 'up'])
     makeCgroups(cgroup)
@@ -512,15 +524,25 @@ export async function startRealNode(core: CoreV1Api, options: NodeStartOptions):
       registry,
       pullProxy,
       testImage: imageName(testImage),
-      pauseImage: imageName(pauseImage)
+      pauseImage: imageName(pauseImage),
+      apiService: `${api.address}:${api.port}`,
+      s3Endpoint: s3Port ? `http://${api.address}:${s3Port}` : undefined
     }
     writeFileSync(join(state, 'node.json'), JSON.stringify(node, null, 2))
     const netnsPath = `/run/netns/${netns}`
 
-    const forwardPid = startProcess(dir, '8b-forward', join(nodeBin, 'forward'), [netnsPath, String(apiPort), String(registryPort), String(pullProxyPort)])
+    const forwardPid = startProcess(dir, '8b-forward', join(nodeBin, 'forward'), [
+      netnsPath,
+      String(apiPort),
+      String(registryPort),
+      String(pullProxyPort),
+      `${api.address}:${api.port}=${apiPort}`,
+      // The S3 server on the same address: the pods' one route leads there.
+      ...(s3Port ? [`${api.address}:${s3Port}`] : [])
+    ])
     enterCgroup(cgroup, forwardPid)
 
-    writeFileSync(join(state, 'cni/net.d/10-bridge.conflist'), JSON.stringify(cniConfig(join(state, 'cni/ipam'))))
+    writeFileSync(join(state, 'cni/net.d/10-bridge.conflist'), JSON.stringify(cniConfig(join(state, 'cni/ipam'), api.address)))
     // Plain HTTP to the registry and to the pull proxy's port.
     for (const host of [registry, pullProxy]) {
       mkdirSync(join(state, 'certs.d', host), { recursive: true })
@@ -596,8 +618,20 @@ function registryConfig(address: string, root: string): object {
   }
 }
 
-/** The pods' network, inside the node's namespace: a bridge, addresses from host-local. */
-function cniConfig(ipamDir: string): object {
+/** The `kubernetes` Service's address and port: where a pod's in-cluster configuration finds the API server. */
+async function apiService(core: CoreV1Api): Promise<{ address: string; port: number }> {
+  const service = await core.readNamespacedService({ namespace: 'default', name: 'kubernetes' })
+  const address = service.spec?.clusterIP
+  const port = service.spec?.ports?.find((p) => p.name === 'https')?.port
+  if (!address || !port) throw new Error(`the kubernetes Service has no address or https port: ${JSON.stringify(service.spec)}`)
+  return { address, port }
+}
+
+/**
+ * The pods' network, inside the node's namespace: a bridge, addresses from host-local, and one
+ * route out: to the API server's Service address (`apiAddress`), which the node holds.
+ */
+function cniConfig(ipamDir: string, apiAddress: string): object {
   return {
     cniVersion: '1.0.0',
     name: 'job-sweeper-node',
@@ -607,7 +641,7 @@ function cniConfig(ipamDir: string): object {
         bridge: 'cni0',
         isGateway: true,
         ipMasq: false,
-        ipam: { type: 'host-local', ranges: [[{ subnet: '10.88.0.0/16' }]], dataDir: ipamDir }
+        ipam: { type: 'host-local', ranges: [[{ subnet: '10.88.0.0/16' }]], routes: [{ dst: `${apiAddress}/32` }], dataDir: ipamDir }
       }
     ]
   }

@@ -2,9 +2,12 @@
 // the test cluster created (a node's), the way kind's nodes reach the control plane through their
 // container network: no address of the machine's own interfaces is used.
 //
-// Usage: forward <netns path> <port>...
-// For each port it listens on 127.0.0.1:<port> inside the namespace and connects each connection
-// to 127.0.0.1:<port> outside it. The listening sockets are created on one OS thread switched into
+// Usage: forward <netns path> [<address>:]<port>[=<target port>]...
+// For each it listens on <address>:<port> inside the namespace (127.0.0.1 when no address is
+// given: the address must be one of the namespace's) and connects each connection to
+// 127.0.0.1:<target port> outside it (the same port when none is given). The pods reach the API
+// server so: on the `kubernetes` Service's address and port (10.0.0.1:443), which the node's
+// namespace holds as kube-proxy would route it. The listening sockets are created on one OS thread switched into
 // the namespace (a socket belongs to the namespace it was created in); every other socket, and the
 // thread afterwards, stay in the namespace forward was started in.
 package main
@@ -15,6 +18,8 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -28,7 +33,28 @@ func setns(fd uintptr) error {
 	return nil
 }
 
-func listenIn(netns string, ports []string) ([]net.Listener, error) {
+// A listening address inside the namespace and the loopback port outside it that it leads to.
+type spec struct{ listen, target string }
+
+func parse(arg string) (spec, error) {
+	listen, target, hasTarget := strings.Cut(arg, "=")
+	if !strings.Contains(listen, ":") {
+		listen = "127.0.0.1:" + listen
+	}
+	_, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return spec{}, fmt.Errorf("%q: %w", arg, err)
+	}
+	if !hasTarget {
+		target = port
+	}
+	if _, err := strconv.Atoi(target); err != nil {
+		return spec{}, fmt.Errorf("%q: target port %q is not a number", arg, target)
+	}
+	return spec{listen, "127.0.0.1:" + target}, nil
+}
+
+func listenIn(netns string, specs []spec) ([]net.Listener, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	own, err := os.Open("/proc/thread-self/ns/net")
@@ -45,10 +71,10 @@ func listenIn(netns string, ports []string) ([]net.Listener, error) {
 		return nil, fmt.Errorf("entering %s: %w", netns, err)
 	}
 	var listeners []net.Listener
-	for _, port := range ports {
-		l, err := net.Listen("tcp", "127.0.0.1:"+port)
+	for _, sp := range specs {
+		l, err := net.Listen("tcp", sp.listen)
 		if err != nil {
-			err = fmt.Errorf("listening on 127.0.0.1:%s in %s: %w", port, netns, err)
+			err = fmt.Errorf("listening on %s in %s: %w", sp.listen, netns, err)
 		}
 		if err != nil {
 			if back := setns(own.Fd()); back != nil {
@@ -90,17 +116,26 @@ func serve(l net.Listener, to string) {
 
 func main() {
 	if len(os.Args) < 3 {
-		fmt.Fprintln(os.Stderr, "usage: forward <netns path> <port>...")
+		fmt.Fprintln(os.Stderr, "usage: forward <netns path> [<address>:]<port>[=<target port>]...")
 		os.Exit(2)
 	}
-	listeners, err := listenIn(os.Args[1], os.Args[2:])
+	var specs []spec
+	for _, arg := range os.Args[2:] {
+		sp, err := parse(arg)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "forward:", err)
+			os.Exit(2)
+		}
+		specs = append(specs, sp)
+	}
+	listeners, err := listenIn(os.Args[1], specs)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	for i, l := range listeners {
-		fmt.Printf("forwarding 127.0.0.1:%s in %s to 127.0.0.1:%s\n", os.Args[2+i], os.Args[1], os.Args[2+i])
-		go serve(l, "127.0.0.1:"+os.Args[2+i])
+		fmt.Printf("forwarding %s in %s to %s\n", specs[i].listen, os.Args[1], specs[i].target)
+		go serve(l, specs[i].target)
 	}
 	select {}
 }
