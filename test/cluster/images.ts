@@ -35,7 +35,7 @@ export const sha256 = (data: Buffer): string => `sha256:${createHash('sha256').u
 /** A reproducible tar of `root` (owner 0, mtime 0, sorted). */
 function tarOf(root: string): Buffer {
   return execFileSync('tar', ['--sort=name', '--owner=0', '--group=0', '--numeric-owner', '--mtime=@0', '-C', root, '-cf', '-', '.'], {
-    maxBuffer: 64 * 1024 * 1024
+    maxBuffer: 512 * 1024 * 1024
   })
 }
 
@@ -139,4 +139,64 @@ export async function pushImage(registry: string, img: LocalImage, tag = img.tag
   })
   if (res.status !== 201) throw new Error(`registry ${registry}: pushing ${img.repository}:${tag} answered ${res.status} ${await res.text()}`)
   return { registry, repository: img.repository, tag, digest: sha256(manifest) }
+}
+
+/** The instructions of a Containerfile's last stage that make an image's configuration. */
+function containerfileConfig(containerfile: string): Record<string, unknown> {
+  const lines = containerfile.replace(/\\\n\s*/g, ' ').split('\n')
+  const stage = lines.slice(lines.findLastIndex((l) => l.startsWith('FROM ')))
+  const value = (instruction: string): string | undefined =>
+    stage
+      .find((l) => l.startsWith(`${instruction} `))
+      ?.slice(instruction.length + 1)
+      .trim()
+  const env = [...(value('ENV') ?? '').matchAll(/(\w+)=(\S+)/g)].map(([, k, v]) => `${k}=${v}`)
+  return {
+    Env: env,
+    User: value('USER'),
+    WorkingDir: value('WORKDIR'),
+    Entrypoint: JSON.parse(value('ENTRYPOINT') ?? '[]') as string[],
+    Cmd: JSON.parse(value('CMD') ?? '[]') as string[]
+  }
+}
+
+/**
+ * job-sweeper's image as image/Containerfile makes it, assembled here (its base cannot be pulled):
+ * a layer with `node` (the Node 24 the tests run) at /usr/local/bin and the shared libraries it
+ * loads at their paths, /etc/passwd with user 1000 and /tmp; then a layer of `rootfs` (the build
+ * context's rootfs/ that scripts/image.sh makes: /opt/job-sweeper). Its configuration (user,
+ * entrypoint, environment) is read from `containerfile`.
+ */
+export function jobSweeperImage(work: string, node: string, rootfs: string, containerfile: string, tag: string): LocalImage {
+  rmSync(work, { recursive: true, force: true })
+  const runtime = join(work, 'node')
+  for (const sub of ['usr/local/bin', 'etc', 'tmp']) mkdirSync(join(runtime, sub), { recursive: true })
+  chmodSync(join(runtime, 'tmp'), 0o1777)
+  copyFileSync(node, join(runtime, 'usr/local/bin/node'))
+  chmodSync(join(runtime, 'usr/local/bin/node'), 0o755)
+  // ldd's lines: "libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x…)" and "/lib64/ld-linux-x86-64.so.2 (0x…)".
+  const libraries = [...execFileSync('ldd', [node], { encoding: 'utf8' }).matchAll(/(\/\S+) \(0x/g)].map(([, path]) => path)
+  if (!libraries.some((l) => l.includes('libc.so'))) throw new Error(`ldd ${node} names no libc: is it a dynamic glibc binary?`)
+  for (const library of libraries) {
+    mkdirSync(join(runtime, dirname(library)), { recursive: true })
+    copyFileSync(library, join(runtime, library))
+  }
+  writeFileSync(join(runtime, 'etc/passwd'), 'root:x:0:0:root:/root:/sbin/nologin\nnode:x:1000:1000:node:/tmp:/sbin/nologin\n')
+  writeFileSync(join(runtime, 'etc/group'), 'root:x:0:\nnode:x:1000:\n')
+  const layers = [runtime, rootfs].map(tarOf)
+  rmSync(work, { recursive: true, force: true })
+  const config = Buffer.from(
+    JSON.stringify({
+      architecture: 'amd64',
+      os: 'linux',
+      config: containerfileConfig(containerfile),
+      rootfs: { type: 'layers', diff_ids: layers.map(sha256) },
+      history: [
+        { created_by: 'job-sweeper test/cluster/images.ts (Node and its libraries)' },
+        { created_by: 'job-sweeper test/cluster/images.ts (/opt/job-sweeper)' }
+      ]
+    })
+  )
+  // Level 1: Node is 120 MB, and the layer lives for one test run.
+  return { repository: 'job-sweeper', tag, layers: layers.map((t) => gzipSync(t, { level: 1 })), config }
 }

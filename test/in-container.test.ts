@@ -1,0 +1,150 @@
+// job-sweeper from its image, in real containers on the real node (issue 25, item 5): the image as
+// image/Containerfile makes it (Node 24 and the bundled CLI, assembled here: its base cannot be
+// pulled), pushed to the node's registry and pulled by digest; the chart's CronJob run as the
+// chart renders it: as its ServiceAccount through the in-cluster configuration, user 1000, a
+// read-only root filesystem and the chart's memory limit.
+//
+// On a cluster of its own, started by this suite: service accounts as a real cluster has them (the
+// ServiceAccount admission plugin gives each pod its token volume, the controllers make each
+// namespace's `default` ServiceAccount and kube-root-ca.crt). The suites' shared cluster runs
+// without them: there every namespace's first pods would wait for the controller.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { S3Client } from '@aws-sdk/client-s3'
+import type { V1Pod } from '@kubernetes/client-node'
+import { ANNOTATION, MANAGED_LABEL } from '../src/plan/retention.ts'
+import { startCluster, stopCluster, type Cluster } from './cluster/cluster.ts'
+import { jobSweeperImage, pushImage } from './cluster/images.ts'
+import { REAL_NODE_LABEL } from './cluster/node.ts'
+import { s3Env } from './cluster/s3.ts'
+import { coreApi, createJob, createNamespace, getJob, helm, kubectl, waitForJobCondition, type PodBehaviour } from './cluster/testenv.ts'
+import { createDecoys, missingDecoys } from './decoys.ts'
+import { imageRootfs } from './in-pod.ts'
+import { keysUnder, objectBytes } from './s3-objects.ts'
+
+const root = join(import.meta.dirname, '..')
+const chart = join(root, 'charts', 'job-sweeper')
+const describeOnRealNode = process.env.JOB_SWEEPER_REAL_NODE ? describe : describe.skip
+
+describeOnRealNode('job-sweeper from its image on the real node', () => {
+  let dir: string
+  let cluster: Cluster
+  let node: NonNullable<Cluster['realNode']>
+  let shared: string | undefined
+  /** The image in the node's registry: repository and digest. */
+  let image: { repository: string; digest: string }
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'in-container-'))
+    cluster = await startCluster(dir, () => {}, { serviceAccounts: true })
+    if (!cluster.realNode) throw new Error(`the suite's cluster has no real node: ${cluster.realNodeSkipped}`)
+    node = cluster.realNode
+    // testenv's clients, helm and kubectl act on this suite's cluster.
+    shared = process.env.JOB_SWEEPER_CLUSTER
+    process.env.JOB_SWEEPER_CLUSTER = JSON.stringify(cluster)
+    const built = jobSweeperImage(join(dir, 'image'), process.execPath, imageRootfs(), readFileSync(join(root, 'image', 'Containerfile'), 'utf8'), 'test')
+    const pushed = await pushImage(node.registry, built)
+    image = { repository: `${pushed.registry}/${pushed.repository}`, digest: pushed.digest }
+  }, 300_000)
+
+  afterAll(async () => {
+    if (shared !== undefined) process.env.JOB_SWEEPER_CLUSTER = shared
+    if (dir) {
+      await stopCluster(dir)
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 120_000)
+
+  /** An expired Job (its retention 1s), labelled as post labels them unless `managed` is false, finished. */
+  async function expiredJob(namespace: string, name: string, behaviour: PodBehaviour = 'fail', managed = true): Promise<string> {
+    const key = behaviour === 'fail' ? ANNOTATION.failureGrace : ANNOTATION.ttl
+    const job = await createJob({ namespace, name, behaviour, labels: managed ? { [MANAGED_LABEL]: 'true' } : undefined, annotations: { [key]: '1s' } })
+    await waitForJobCondition(namespace, name, behaviour === 'fail' ? 'Failed' : 'Complete')
+    return job.metadata?.uid ?? ''
+  }
+
+  test('the chart’s CronJob, from the image pulled by digest: its sweep runs as its ServiceAccount (user 1000, read-only root), deletes the expired labelled Jobs and saves the failed one’s log to the bucket', async () => {
+    const home = await createNamespace('container-home')
+    const ns = await createNamespace('container')
+    const otherNs = await createNamespace('container-other')
+    const decoys = await createDecoys(ns, otherNs, 'app')
+    const release = 'sweep'
+    const s3 = s3Env(cluster.s3)
+    await coreApi().createNamespacedSecret({
+      namespace: home,
+      body: { metadata: { name: 'sweep-logs-s3' }, stringData: { AWS_ACCESS_KEY_ID: s3.AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY: s3.AWS_SECRET_ACCESS_KEY } }
+    })
+    const prefix = `in-container-${home}`
+    const values = join(dir, 'values.yaml')
+    writeFileSync(
+      values,
+      JSON.stringify({
+        image: { repository: image.repository, digest: image.digest },
+        namespaces: [ns, otherNs],
+        logs: { s3: `s3://${cluster.s3.bucket}/${prefix}`, s3Endpoint: node.s3Endpoint, region: cluster.s3.region, credentialsSecret: 'sweep-logs-s3' },
+        nodeSelector: { [REAL_NODE_LABEL]: 'true' },
+        tolerations: [{ key: REAL_NODE_LABEL, operator: 'Exists', effect: 'NoSchedule' }]
+      })
+    )
+    const installed = helm('install', release, chart, '-n', home, '-f', values)
+    expect({ code: installed.code, stderr: installed.stderr }).toMatchObject({ code: 0 })
+
+    await expiredJob(ns, 'expired-failed')
+    await expiredJob(otherNs, 'expired-succeeded', 'succeed')
+    const notLabelled = await expiredJob(ns, 'expired-not-labelled', 'succeed', false)
+    const fresh = await createJob({ namespace: ns, name: 'fresh', labels: { [MANAGED_LABEL]: 'true' }, annotations: { [ANNOTATION.ttl]: '1h' } })
+    await waitForJobCondition(ns, 'fresh', 'Complete')
+    await new Promise((r) => setTimeout(r, 2500)) // past the 1s retentions
+
+    // A sweep now, as the schedule would start it.
+    const created = kubectl('create', 'job', 'sweep-now', `--from=cronjob/${release}-job-sweeper`, '-n', home)
+    expect({ code: created.code, stderr: created.stderr }).toMatchObject({ code: 0 })
+    const done = await waitForJobCondition(home, 'sweep-now', 'Complete').catch(async (e: unknown) => {
+      throw new Error(
+        `${String(e)}\n${kubectl('describe', 'pods', '-n', home, '-l', 'job-name=sweep-now').stdout}\n${kubectl('logs', '-n', home, 'job/sweep-now').stdout}`
+      )
+    })
+    const [pod] = (await coreApi().listNamespacedPod({ namespace: home, labelSelector: `batch.kubernetes.io/controller-uid=${done.metadata?.uid}` }))
+      .items as V1Pod[]
+    // Where and how it ran: the real node, the image by digest, as the chart's user, with the
+    // token volume the admission plugin added for its ServiceAccount.
+    expect(pod.spec?.nodeName).toBe(node.name)
+    expect(pod.spec?.serviceAccountName).toBe(`${release}-job-sweeper`)
+    expect(pod.spec?.volumes?.map((v) => v.name)).toContainEqual(expect.stringMatching(/^kube-api-access-/))
+    const [status] = pod.status?.containerStatuses ?? []
+    expect(status.imageID).toBe(`${image.repository}@${image.digest}`)
+    expect(status.state?.terminated?.exitCode).toBe(0)
+    expect(status.user?.linux?.uid).toBe(1000)
+    const container = pod.spec?.containers[0]
+    expect(container?.securityContext?.readOnlyRootFilesystem).toBe(true)
+    expect(container?.resources?.limits?.memory).toBe('512Mi')
+
+    // What it did: the two expired labelled Jobs deleted, the others and the decoys kept.
+    const log = kubectl('logs', '-n', home, pod.metadata?.name ?? '-').stdout
+    expect(log).toContain(`${ns}/expired-failed`)
+    expect(log).toContain(`${otherNs}/expired-succeeded`)
+    expect(log).not.toContain(s3.AWS_SECRET_ACCESS_KEY)
+    expect(await getJob(ns, 'expired-failed')).toBeUndefined()
+    expect(await getJob(otherNs, 'expired-succeeded')).toBeUndefined()
+    expect((await getJob(ns, 'expired-not-labelled'))?.metadata?.uid).toBe(notLabelled)
+    expect((await getJob(ns, 'fresh'))?.metadata?.uid).toBe(fresh.metadata?.uid)
+    expect(await missingDecoys(decoys)).toEqual([])
+
+    // The failed Job's log, in the bucket: uploaded from the container through the node's network.
+    const client = new S3Client({
+      endpoint: cluster.s3.endpoint,
+      region: cluster.s3.region,
+      forcePathStyle: true,
+      credentials: { accessKeyId: s3.AWS_ACCESS_KEY_ID, secretAccessKey: s3.AWS_SECRET_ACCESS_KEY }
+    })
+    try {
+      const keys = await keysUnder(client, cluster.s3.bucket, `${prefix}/${ns}/expired-failed/`)
+      expect(keys).toContain(`${prefix}/${ns}/expired-failed/job.json`)
+      const main = keys.find((k) => k.endsWith('/main.log')) ?? ''
+      expect((await objectBytes(client, cluster.s3.bucket, main)).toString()).toContain('migrate: ERROR: relation "tuples" already exists') // kwok's pod.log
+    } finally {
+      client.destroy()
+    }
+  }, 240_000)
+})
