@@ -8,7 +8,7 @@
 // ServiceAccount admission plugin gives each pod its token volume, the controllers make each
 // namespace's `default` ServiceAccount and kube-root-ca.crt). The suites' shared cluster runs
 // without them: there every namespace's first pods would wait for the controller.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { S3Client } from '@aws-sdk/client-s3'
@@ -18,9 +18,10 @@ import { startCluster, stopCluster, type Cluster } from './cluster/cluster.ts'
 import { jobSweeperImage, pushImage } from './cluster/images.ts'
 import { REAL_NODE_LABEL } from './cluster/node.ts'
 import { s3Env } from './cluster/s3.ts'
-import { coreApi, createJob, createNamespace, getJob, helm, kubectl, waitForJobCondition, type PodBehaviour } from './cluster/testenv.ts'
+import { coreApi, createJob, createNamespace, getJob, helm, helmAnnotations, kubectl, waitForJobCondition, type PodBehaviour } from './cluster/testenv.ts'
 import { createDecoys, missingDecoys } from './decoys.ts'
 import { imageRootfs } from './in-pod.ts'
+import { chart as demoChart } from './scenario.ts'
 import { keysUnder, objectBytes } from './s3-objects.ts'
 
 const root = join(import.meta.dirname, '..')
@@ -147,4 +148,112 @@ describeOnRealNode('job-sweeper from its image on the real node', () => {
       client.destroy()
     }
   }, 240_000)
+
+  test('the pre-upgrade hook (examples/pre-upgrade-hook.yaml) in a chart, from the image on the real node, under helm upgrade with Helm’s default timeout: it clears the release’s migration Jobs, the upgrade goes through, the failed one’s log is in the bucket and the hook’s pod log stays', async () => {
+    const ns = await createNamespace('container-hook')
+    const otherNs = await createNamespace('container-hook-other')
+    const release = 'app'
+    const decoys = await createDecoys(ns, otherNs, release)
+    const s3 = s3Env(cluster.s3)
+    await coreApi().createNamespacedSecret({
+      namespace: ns,
+      body: { metadata: { name: 'hook-logs-s3' }, stringData: { AWS_ACCESS_KEY_ID: s3.AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY: s3.AWS_SECRET_ACCESS_KEY } }
+    })
+    const prefix = `hook-${ns}`
+    // The snippet as a chart author adapts it: the chart's two Jobs, the image by digest, a bucket
+    // for the logs (its endpoint, region and credentials), the nodes it runs on.
+    const replace = (text: string, from: string, to: string): string => {
+      if (!text.includes(from)) throw new Error(`the snippet has no ${JSON.stringify(from)}: the test's edits need updating`)
+      return text.replace(from, to)
+    }
+    let snippet = readFileSync(join(root, 'examples', 'pre-upgrade-hook.yaml'), 'utf8')
+    snippet = replace(snippet, '$jobs := printf "%s-migrate" .Release.Name', '$jobs := printf "%s-migrate,%s-seed" .Release.Name .Release.Name')
+    snippet = replace(snippet, 'image: ghcr.io/job-sweeper/job-sweeper:0.1.0', `image: ${image.repository}@${image.digest}`)
+    snippet = replace(snippet, '- /scratch/logs', `- s3://${cluster.s3.bucket}/${prefix}\n            - --s3-endpoint\n            - ${node.s3Endpoint}`)
+    snippet = replace(
+      snippet,
+      '          env:\n',
+      [
+        '          env:',
+        '            - name: AWS_REGION',
+        `              value: ${cluster.s3.region}`,
+        ...['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'].flatMap((key) => [
+          `            - name: ${key}`,
+          '              valueFrom:',
+          `                secretKeyRef: {name: hook-logs-s3, key: ${key}}`
+        ]),
+        ''
+      ].join('\n')
+    )
+    snippet = replace(
+      snippet,
+      '      restartPolicy: Never\n',
+      `      restartPolicy: Never\n      nodeSelector: {${REAL_NODE_LABEL}: 'true'}\n      tolerations: [{key: ${REAL_NODE_LABEL}, operator: Exists, effect: NoSchedule}]\n`
+    )
+    const chartDir = join(mkdtempSync(join(tmpdir(), 'hooked-chart-')), 'migrate-demo')
+    cpSync(demoChart, chartDir, { recursive: true })
+    writeFileSync(join(chartDir, 'templates', 'job-sweeper-pre-upgrade.yaml'), snippet)
+    const values = ['--set', `realNode=true,image=${node.testImage},seedJob.enabled=true,seedJob.fail=true`]
+
+    const installed = helm('install', release, chartDir, '-n', ns, ...values)
+    expect({ code: installed.code, stderr: installed.stderr }).toMatchObject({ code: 0 })
+    const migrate = await waitForJobCondition(ns, `${release}-migrate`, 'Complete')
+    const seed = await waitForJobCondition(ns, `${release}-seed`, 'Failed')
+    // A finished Job a CronJob of the release made, with the chart's labels and even its release
+    // annotations on the jobTemplate: not one of $jobs, so not the hook's (--release alone, or
+    // Argo CD's instance selector, would take it).
+    const report = await createJob({
+      namespace: ns,
+      name: `${release}-report-29012345`,
+      labels: { 'app.kubernetes.io/instance': release },
+      annotations: helmAnnotations(release, ns)
+    })
+    await waitForJobCondition(ns, `${release}-report-29012345`, 'Complete')
+
+    // No --timeout: Helm's default (5m) bounds the hook, and the hook ends inside it.
+    const upgraded = helm('upgrade', release, chartDir, '-n', ns, ...values, '--set', 'migrationVersion=2')
+    expect({ code: upgraded.code, stderr: upgraded.stderr }).toMatchObject({ code: 0 })
+    const newMigrate = await waitForJobCondition(ns, `${release}-migrate`, 'Complete')
+    expect(newMigrate.metadata?.uid).not.toBe(migrate.metadata?.uid)
+    expect(newMigrate.spec?.template.spec?.containers[0].env).toContainEqual({ name: 'MIGRATION_VERSION', value: '2' })
+    expect((await getJob(ns, `${release}-seed`))?.metadata?.uid).not.toBe(seed.metadata?.uid)
+
+    // The hook ran on the real node from the image; its RBAC went when the hooks succeeded, its Job
+    // and pod stay, and the pod's log says what it did.
+    const hookJob = await getJob(ns, `${release}-job-sweeper`)
+    expect(hookJob?.status?.succeeded).toBe(1)
+    const [hookPod] = (await coreApi().listNamespacedPod({ namespace: ns, labelSelector: `batch.kubernetes.io/controller-uid=${hookJob?.metadata?.uid}` }))
+      .items
+    expect(hookPod.spec?.nodeName).toBe(node.name)
+    expect(hookPod.status?.containerStatuses?.[0].imageID).toBe(`${image.repository}@${image.digest}`)
+    for (const kind of ['serviceaccount', 'role', 'rolebinding'])
+      expect([kind, kubectl('get', kind, `${release}-job-sweeper`, '-n', ns).code]).toEqual([kind, 1])
+    const log = kubectl('logs', '-n', ns, hookPod.metadata?.name ?? '-').stdout
+    expect(log).toContain(`${release}-migrate`)
+    expect(log).toContain(`${release}-seed`)
+    expect(log).not.toContain('warning:') // its Lease, by name, was its to take
+    expect(log).not.toContain(s3.AWS_SECRET_ACCESS_KEY)
+
+    // The failed seed's log, as its container wrote it, in the bucket: it outlives the hook's pod.
+    const client = new S3Client({
+      endpoint: cluster.s3.endpoint,
+      region: cluster.s3.region,
+      forcePathStyle: true,
+      credentials: { accessKeyId: s3.AWS_ACCESS_KEY_ID, secretAccessKey: s3.AWS_SECRET_ACCESS_KEY }
+    })
+    try {
+      const keys = await keysUnder(client, cluster.s3.bucket, `${prefix}/${ns}/${release}-seed/`)
+      expect(keys).toContain(`${prefix}/${ns}/${release}-seed/job.json`)
+      const saved = keys.find((k) => k.endsWith('/seed.log')) ?? ''
+      expect((await objectBytes(client, cluster.s3.bucket, saved)).toString()).toBe(
+        'seed: loading fixtures for version 1\nseed: ERROR: duplicate key value violates unique constraint "users_pkey"\n'
+      )
+    } finally {
+      client.destroy()
+    }
+    // The release's own hook Job, the decoys (a hook Job, another release, another namespace, a running Job) stay.
+    expect(await getJob(ns, `${release}-hook`)).toBeDefined()
+    expect((await getJob(ns, `${release}-report-29012345`))?.metadata?.uid).toBe(report.metadata?.uid)
+    expect(await missingDecoys(decoys)).toEqual([])
+  }, 360_000)
 })

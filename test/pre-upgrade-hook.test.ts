@@ -6,7 +6,7 @@
 import { cpSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { loadAllYaml, type V1Container, type V1Job, type V1ObjectMeta } from '@kubernetes/client-node'
+import { loadAllYaml, type V1Container, type V1Job, type V1ObjectMeta, type V1Role } from '@kubernetes/client-node'
 import { pinnedKubernetesVersion } from './cluster/cluster.ts'
 import { getJob, helm, kubectl, waitForJobCondition } from './cluster/testenv.ts'
 import { imageRootfs, runAsPod } from './in-pod.ts'
@@ -59,6 +59,10 @@ test('helm upgrade of a chart carrying the hook: fails while the hook has not ru
   const pod = hookJob.spec?.template.spec
   const container = pod?.containers[0] as V1Container
   expect(container.args?.slice(0, 3)).toEqual(['pre', '--release', release])
+  // Only the chart's migration Job; within Helm's default --timeout (5m): pre's wait, and the Job's whole life.
+  expect(container.args?.slice(3, 5)).toEqual(['--jobs', `${release}-migrate`])
+  expect(container.args?.join(' ')).toContain('--wait-timeout 2m')
+  expect(hookJob.spec?.activeDeadlineSeconds).toBeLessThan(300)
 
   // Positive control: Helm runs the hook (kwok completes its Job without running job-sweeper),
   // then patches the migration Job, which the API server refuses.
@@ -85,13 +89,29 @@ test('helm upgrade of a chart carrying the hook: fails while the hook has not ru
     const [kind, sub] = resource.split('/')
     return kubectl('auth', 'can-i', verb, kind, ...(sub ? [`--subresource=${sub}`] : []), '-n', namespace, account).stdout.trim()
   }
-  expect([can('delete', 'jobs', ns), can('get', 'pods/log', ns), can('create', 'leases.coordination.k8s.io', ns), can('list', 'events', ns)]).toEqual([
-    'yes',
-    'yes',
-    'yes',
-    'yes'
-  ])
-  expect([can('delete', 'jobs', otherNs), can('patch', 'jobs', ns), can('get', 'secrets', ns), can('delete', 'pods', ns)]).toEqual(['no', 'no', 'no', 'no'])
+  // By name: kubectl auth can-i VERB RESOURCE/NAME.
+  const canNamed = (verb: string, resource: string, name: string): string =>
+    kubectl('auth', 'can-i', verb, `${resource}/${name}`, '-n', ns, account).stdout.trim()
+  const role = hooks.find((d) => d.kind === 'Role') as unknown as V1Role
+  const lease = role.rules?.find((r) => r.resources?.includes('leases') && r.resourceNames)?.resourceNames?.[0] ?? ''
+  expect(lease).toMatch(new RegExp(`^job-sweeper-${release}-[0-9a-f]{16}$`))
+  expect([
+    canNamed('delete', 'jobs', `${release}-migrate`),
+    can('get', 'pods/log', ns),
+    can('create', 'leases.coordination.k8s.io', ns),
+    canNamed('update', 'leases.coordination.k8s.io', lease),
+    can('list', 'events', ns)
+  ]).toEqual(['yes', 'yes', 'yes', 'yes', 'yes'])
+  // Only the release's migration Jobs and pre's own Lease (another controller's leader election is not its to take).
+  expect([
+    canNamed('delete', 'jobs', `${release}-seed`),
+    canNamed('delete', 'jobs', 'nightly-report-29012345'),
+    canNamed('update', 'leases.coordination.k8s.io', 'some-controller-leader'),
+    can('delete', 'jobs', otherNs),
+    can('patch', 'jobs', ns),
+    can('get', 'secrets', ns),
+    can('delete', 'pods', ns)
+  ]).toEqual(['no', 'no', 'no', 'no', 'no', 'no', 'no'])
 
   const run = await runAsPod(ns, pod?.serviceAccountName ?? '', container, imageRootfs(), ['--json'])
   expect(run.stdout).not.toContain(run.token)
@@ -109,7 +129,8 @@ test('helm upgrade of a chart carrying the hook: fails while the hook has not ru
   expect({ code: upgraded.code, stderr: upgraded.stderr }).toMatchObject({ code: 0 })
   const recreated = await waitForJobCondition(ns, `${release}-migrate`, 'Complete')
   expect(recreated.spec?.template.spec?.containers[0].env?.[0]).toEqual({ name: 'MIGRATION_VERSION', value: '2' })
-  // The upgrade's own hook objects replaced the ones above (before-hook-creation) and went when they succeeded.
-  for (const kind of ['serviceaccount', 'role', 'rolebinding', 'job'])
-    expect([kind, kubectl('get', kind, `${release}-job-sweeper`, '-n', ns).code]).toEqual([kind, 1])
+  // The upgrade's own hook objects replaced the ones above (before-hook-creation); its RBAC went
+  // when the hooks succeeded, its Job stays (with its pod's log) until the next upgrade.
+  for (const kind of ['serviceaccount', 'role', 'rolebinding']) expect([kind, kubectl('get', kind, `${release}-job-sweeper`, '-n', ns).code]).toEqual([kind, 1])
+  expect(kubectl('get', 'job', `${release}-job-sweeper`, '-n', ns).code).toBe(0)
 })
