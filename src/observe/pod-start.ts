@@ -74,12 +74,26 @@ function sidecars(pod: V1Pod): Set<string> {
 const scheduled = (pod: V1Pod): boolean =>
   !!pod.spec?.nodeName || pod.status?.conditions?.some((c) => c.type === 'PodScheduled' && c.status === 'True') === true
 
-/** A waiting container's error as the kubelet reports it: ImagePullBackOff (the image), CreateContainerConfigError (why). */
+/**
+ * The registry's answer at the end of a failed pull's message, as the kubelet passes containerd's
+ * error on (`…: failed to resolve image: <image>: not found`, `…: 401 Unauthorized`; ImagePullBackOff
+ * repeats the last ErrImagePull's after `Back-off pulling image "…": `). None without one.
+ */
+function pullAnswer(message: string | undefined): string | undefined {
+  const at = message?.lastIndexOf(': ') ?? -1
+  if (message === undefined || at < 0) return undefined
+  const answer = message.slice(at + 2).trim()
+  return answer === '' || answer.startsWith('Back-off pulling image') ? undefined : cut(answer, MAX_ANSWER)
+}
+const MAX_ANSWER = 80
+
+/** A waiting container's error as the kubelet reports it: ImagePullBackOff (the image: the registry's answer), CreateContainerConfigError (why). */
 export function waitingError(s: V1ContainerStatus, pod: V1Pod): string | undefined {
   const waiting = s.state?.waiting
   if (!waiting?.reason || PROGRESS_REASONS.has(waiting.reason) || waiting.reason === 'CrashLoopBackOff') return undefined
   const image = s.image || [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])].find((c) => c.name === s.name)?.image
-  const detail = IMAGE_REASONS.has(waiting.reason) ? image : waiting.message
+  const answer = IMAGE_REASONS.has(waiting.reason) ? pullAnswer(waiting.message) : undefined
+  const detail = IMAGE_REASONS.has(waiting.reason) ? (image && answer && !image.endsWith(answer) ? `${image}: ${answer}` : image) : waiting.message
   return detail ? `${waiting.reason} (${cut(detail, MAX_DETAIL)})` : waiting.reason
 }
 

@@ -63,9 +63,39 @@ test.each([
   ],
   ['ImagePullBackOff, 2m old: the image', [imagePullBackOff(120)], 'never started: ImagePullBackOff (registry.example/app:1.2.3)'],
   [
-    'ErrImagePull, 2m old',
-    [newPod({ age: 120, main: [waiting('ErrImagePull', 'rpc error: code = NotFound desc = failed to pull and unpack image')] })],
-    'never started: ErrImagePull (registry.example/app:1.2.3)'
+    'ErrImagePull, 2m old: the image and the registry’s answer, the end of containerd’s error (a 1.37 kubelet’s words)',
+    [
+      newPod({
+        age: 120,
+        main: [
+          waiting(
+            'ErrImagePull',
+            'rpc error: code = NotFound desc = failed to pull and unpack image "registry.example/app:1.2.3": failed to resolve image: registry.example/app:1.2.3: not found'
+          )
+        ]
+      })
+    ],
+    'never started: ErrImagePull (registry.example/app:1.2.3: not found)'
+  ],
+  [
+    'ImagePullBackOff with the last pull’s error: its answer (credentials the registry wants)',
+    [
+      newPod({
+        age: 120,
+        main: [
+          waiting(
+            'ImagePullBackOff',
+            'Back-off pulling image "registry.example/app:1.2.3": ErrImagePull: failed to pull and unpack image "registry.example/app:1.2.3": failed to resolve image: pull access denied, repository does not exist or may require authorization: authorization failed: no basic auth credentials'
+          )
+        ]
+      })
+    ],
+    'never started: ImagePullBackOff (registry.example/app:1.2.3: no basic auth credentials)'
+  ],
+  [
+    'ImagePullBackOff whose message names no answer: the image alone',
+    [newPod({ age: 120, main: [waiting('ImagePullBackOff', 'Back-off pulling image "registry.example/app:1.2.3"')] })],
+    'never started: ImagePullBackOff (registry.example/app:1.2.3)'
   ],
   [
     'CreateContainerConfigError (a missing Secret): the kubelet’s message',
