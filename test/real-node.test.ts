@@ -123,6 +123,39 @@ async function slowRegistry(slowPath: string): Promise<{ started: () => number; 
   }
 }
 
+/**
+ * A private registry on the pull proxy's port: the local registry behind Basic authentication, as
+ * a registry that needs credentials answers (401 and a challenge without them). Counts the refusals.
+ */
+async function privateRegistry(user: string, password: string): Promise<{ refused: () => number; close: () => Promise<void> }> {
+  let refused = 0
+  const expected = `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`
+  const server = createServer((req, res) => {
+    if (req.headers.authorization !== expected) {
+      refused++
+      res.writeHead(401, { 'www-authenticate': 'Basic realm="job-sweeper test registry"', 'content-type': 'application/json' })
+      return void res.end('{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}')
+    }
+    const headers = { ...req.headers }
+    delete headers.authorization
+    const upstream = request(`http://${registry}${req.url}`, { method: req.method, headers }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers)
+      answer.pipe(res)
+    })
+    upstream.on('error', () => res.destroy())
+    req.pipe(upstream)
+  })
+  const [host, port] = pullProxy.split(':')
+  await new Promise<void>((resolve) => server.listen(Number(port), host, resolve))
+  return {
+    refused: () => refused,
+    close: () => {
+      server.closeAllConnections()
+      return new Promise<void>((resolve) => server.close(() => resolve()))
+    }
+  }
+}
+
 const sha = (b: Buffer): string => createHash('sha256').update(b).digest('hex')
 
 interface ReportJob {
@@ -455,5 +488,62 @@ describeOnRealNode('on a real node', () => {
     expect(pruned.map((j) => [j.name, j.status])).toEqual([[name, 'stuck']])
     expect(pruned[0].reason).toContain('never started: volume db-ca: secret "db-ca" not found (FailedMount)')
     await expectPrunedOnce(ns, [name])
+  }, 120_000)
+  test('a private registry: a Job without its pull Secret never starts (the registry’s refusal in the reason) and pre deletes it after stuck-after, never showing the credentials; the same registry with the Secret (positive control) runs the Job', async () => {
+    const user = 'puller'
+    const password = randomBytes(12).toString('hex')
+    const proxy = await privateRegistry(user, password)
+    try {
+      // An image of its own for each Job: one pulled with the Secret is then on the node, and
+      // would start without one (imagePullPolicy IfNotPresent).
+      const tag = randomBytes(3).toString('hex')
+      for (const repository of [`private-a-${tag}`, `private-b-${tag}`])
+        await pushImage(registry, imageWithNewLayer(mkdtempSync(join(tmpdir(), 'private-image-')), nodeBinDir(), repository, '1', 1024))
+      await coreApi().createNamespacedSecret({
+        namespace: ns,
+        body: {
+          metadata: { name: 'registry-credentials' },
+          type: 'kubernetes.io/dockerconfigjson',
+          stringData: { '.dockerconfigjson': JSON.stringify({ auths: { [pullProxy]: { auth: Buffer.from(`${user}:${password}`).toString('base64') } } }) }
+        }
+      })
+      const migrate = `${release}-migrate`
+      await batchApi().createNamespacedJob({
+        namespace: ns,
+        body: realJob(ns, migrate, { containers: [{ name: 'main', image: `${pullProxy}/private-a-${tag}:1`, command: ['sh', '-c', 'echo never'] }] })
+      })
+      // Not the release's: pre leaves it.
+      const worker = realJob(ns, 'private-worker', {
+        imagePullSecrets: [{ name: 'registry-credentials' }],
+        containers: [{ name: 'main', image: `${pullProxy}/private-b-${tag}:1`, command: ['sh', '-c', 'echo pulled with credentials'] }]
+      })
+      worker.metadata = { name: 'private-worker', namespace: ns }
+      const workerJob = await batchApi().createNamespacedJob({ namespace: ns, body: worker })
+      await waitForJobCondition(ns, 'private-worker', 'Complete')
+      expect(kubectlLogs(ns, await podOf(ns, workerJob), 'main').toString()).toBe('pulled with credentials\n')
+      await eventually(
+        'the pull without credentials to fail',
+        async () =>
+          (await coreApi().listNamespacedPod({ namespace: ns, labelSelector: `job-name=${migrate}` })).items[0]?.status?.containerStatuses?.[0]?.state?.waiting
+            ?.reason,
+        (r) => r === 'ErrImagePull' || r === 'ImagePullBackOff'
+      )
+      expect(proxy.refused()).toBeGreaterThan(0)
+      await new Promise((r) => setTimeout(r, 6000)) // older than stuck-after
+
+      const run = await runAction({ release, namespace: ns, 'stuck-after': '5s', 'wait-timeout': '60s', 'harvest-logs': 'none' })
+      expectNoStackTrace(run)
+      expect(run.code).toBe(0)
+      const pruned = JSON.parse(run.outputs.pruned) as { name: string; status: string; reason: string }[]
+      expect(pruned.map((j) => [j.name, j.status])).toEqual([[migrate, 'stuck']])
+      expect(pruned[0].reason).toMatch(/^never started: (ErrImagePull|ImagePullBackOff)/)
+      // containerd's words for the registry's 401 (the kubelet passed it no credentials).
+      expect(pruned[0].reason).toContain(`(${pullProxy}/private-a-${tag}:1: no basic auth credentials)`)
+      for (const text of [run.stdout, run.stderr, run.summary, run.outputs.pruned]) expect(text).not.toContain(password)
+      await expectPrunedOnce(ns, [migrate])
+      expect((await getJob(ns, 'private-worker'))?.metadata?.uid).toBe(workerJob.metadata?.uid)
+    } finally {
+      await proxy.close()
+    }
   }, 120_000)
 })
