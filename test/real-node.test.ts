@@ -4,7 +4,7 @@
 // kill, the kubelet's own 400 for a container that never ran, and pods that never start because an
 // image is missing from the registry or a Secret is.
 import { createHash, randomBytes } from 'node:crypto'
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { V1Job, V1PodSpec } from '@kubernetes/client-node'
@@ -546,4 +546,55 @@ describeOnRealNode('on a real node', () => {
       await proxy.close()
     }
   }, 120_000)
+  test('a Job deleted while its harvest streams (someone else deletes it and its pod mid-read): the kubelet’s read goes on to the end of the log it opened, so the log is saved whole, byte for byte; the Job is reported already gone, not a failure', async () => {
+    const name = `${release}-migrate`
+    const job = await batchApi().createNamespacedJob({
+      namespace: ns,
+      body: realJob(ns, name, {
+        containers: [
+          {
+            name: 'main',
+            ...sh(`seq 1 400000 | sed 's/$/ migrate: row copied from the big table, still copying ......./'; echo 'migrate: out of disk'; exit 1`)
+          }
+        ],
+        terminationGracePeriodSeconds: 1
+      })
+    })
+    await waitForJobCondition(ns, name, 'Failed')
+    const pod = await podOf(ns, job)
+    const expected = kubectlLogs(ns, pod, 'main')
+    expect(expected.length).toBeGreaterThan(20 * 1024 * 1024)
+    const dir = mkdtempSync(join(tmpdir(), 'real-node-logs-'))
+    const partial = join(dir, ns, name, pod, 'main.log.partial')
+    const pending = runAction({ release, namespace: ns, 'logs-dir': dir, 'max-log-bytes': '32Mi' })
+    // Positive control: the harvest is reading it.
+    await eventually(
+      'the harvest to stream the log',
+      async () => (existsSync(partial) ? statSync(partial).size : 0),
+      (size) => size > 0,
+      30_000
+    )
+    await batchApi().deleteNamespacedJob({ namespace: ns, name, propagationPolicy: 'Background' })
+    await coreApi().deleteNamespacedPod({ namespace: ns, name: pod, gracePeriodSeconds: 0 })
+    expect(existsSync(partial)).toBe(true) // deleted mid-read: the read was still under way
+    // The pod is gone from the API and its container from the node while the read goes on.
+    await eventually(
+      'the pod to be gone',
+      async () => (await coreApi().listNamespacedPod({ namespace: ns, labelSelector: `job-name=${name}` })).items.length,
+      (n) => n === 0
+    )
+    const run = await pending
+    expectNoStackTrace(run)
+    expect(run.code).toBe(0)
+    expect(run.stdout).not.toContain('::warning::')
+    const saved = readFileSync(join(dir, ns, name, pod, 'main.log'))
+    expect(saved.length).toBe(expected.length)
+    expect(sha(saved)).toBe(sha(expected))
+    expect(existsSync(partial)).toBe(false)
+    expect(outputNames(run, 'gone')).toEqual([name])
+    expect(outputNames(run, 'pruned')).toEqual([])
+    expect(run.summary).toContain('migrate: out of disk')
+    const record = JSON.parse(readFileSync(join(dir, ns, name, 'job.json'), 'utf8')) as { logs: { file: string; bytes: number; complete: boolean }[] }
+    expect(record.logs).toEqual([expect.objectContaining({ file: `${pod}/main.log`, bytes: expected.length, complete: true })])
+  }, 180_000)
 })
