@@ -32,8 +32,8 @@ export interface JobFile {
   namespace: string
   name: string
   uid: string
-  /** Which phase saved the logs, and when (ISO 8601); the workflow run, when there is one. */
-  savedBy: { phase: Phase; at: string; workflowRun?: string }
+  /** Which phase (or the keeper) saved the logs, and when (ISO 8601); the workflow run, when there is one. */
+  savedBy: { phase: SavedBy; at: string; workflowRun?: string }
   /** The Job's status as job-sweeper decides on it: failed, succeeded, running, stuck… */
   status: string
   /** The Job's conditions that hold (type, reason, since), its start and completion, and its pods' counts. */
@@ -57,17 +57,23 @@ export interface JobFile {
   failures: string[]
 }
 
+/** A phase, or the keeper (job-sweeper keeper). */
+export type SavedBy = Phase | 'keeper'
+
+/** The Job a job.json is of: a planned one, or one the keeper archives. */
+export type JobFileSubject = Pick<PlannedJob, 'namespace' | 'name' | 'uid' | 'status' | 'job'>
+
 const iso = (value: Date | string | undefined): string | undefined => (value === undefined ? undefined : new Date(value).toISOString())
 
 const eventTime = (e: CoreV1Event): string | undefined => iso((e.lastTimestamp ?? e.eventTime ?? e.firstTimestamp) as Date | string | undefined)
 
 /** job.json for the Job `p` whose logs are `logs`, read from `pods`, with the Events read (or why not). */
 export function jobFile(
-  p: PlannedJob,
+  p: JobFileSubject,
   logs: HarvestedLogs,
   pods: V1Pod[],
   events: { events?: CoreV1Event[]; error?: string },
-  saved: { phase: Phase; at: Date; workflowRun?: string }
+  saved: { phase: SavedBy; at: Date; workflowRun?: string }
 ): JobFile {
   const status = p.job.status ?? {}
   const folder = `${jobKey(p)}/`
@@ -108,7 +114,7 @@ export function jobFile(
 }
 
 /** The Warning Events of the Job and its newest pods; for a Job that succeeded none are read (they rarely say anything, and cost a list each). */
-async function eventsOf(client: JobsClient, p: PlannedJob, pods: V1Pod[]): Promise<{ events?: CoreV1Event[]; error?: string }> {
+async function eventsOf(client: JobsClient, p: JobFileSubject, pods: V1Pod[]): Promise<{ events?: CoreV1Event[]; error?: string }> {
   if (p.status === 'succeeded') return {}
   try {
     const lists = await Promise.all(explainingUids(p.uid, pods).map((uid) => client.listWarningEvents(p.namespace, uid)))
@@ -127,9 +133,9 @@ async function eventsOf(client: JobsClient, p: PlannedJob, pods: V1Pod[]): Promi
 export async function saveJobFile(
   client: JobsClient,
   sink: LogSink,
-  p: PlannedJob,
+  p: JobFileSubject,
   harvest: { logs: HarvestedLogs; pods: V1Pod[] },
-  saved: { phase: Phase; at: Date; workflowRun?: string }
+  saved: { phase: SavedBy; at: Date; workflowRun?: string }
 ): Promise<string | undefined> {
   const events = await eventsOf(client, p, harvest.pods)
   const file = jobFile(p, harvest.logs, harvest.pods, events, saved)

@@ -50,6 +50,12 @@ interface Tracked {
   waiters: Set<Waiter>
 }
 
+/** Where observeAll() hands what it sees. */
+export interface JobListener {
+  change(type: 'ADDED' | 'MODIFIED' | 'DELETED', job: JobRecord): void
+  failed(error: Error): void
+}
+
 /** A watch failure in words: `no answer … within 30s`, `connect ECONNREFUSED …`, or the API server's message. */
 const lastFailure = (error: unknown): string => (error instanceof NoAnswer ? error.message : (networkMessage(error) ?? apiErrorMessage(error)))
 
@@ -67,6 +73,9 @@ export class JobInformer {
   private streamError: ApiError | undefined
   /** The last failure of the watch, while it is failing. */
   private lastError: unknown
+  /** observeAll(): every Job's changes go there, and the failure that ends the watch. */
+  private listener: JobListener | undefined
+  private listed = false
 
   private readonly client: JobsClient
   readonly namespace: string
@@ -129,6 +138,22 @@ export class JobInformer {
         () => undefined // the wait ended otherwise
       )
     })
+  }
+
+  /**
+   * Follows every Job of the namespace, as a controller's informer does (the keeper): `listener`
+   * gets each listed Job (at the start, and again after each relist) and then each change;
+   * `failed` gets the failure that ends the watch (forbidden, or the cluster unreachable for the
+   * whole retry budget). A watch cut short, or a 410, is resumed or relisted here.
+   */
+  observeAll(listener: JobListener): void {
+    this.listener = listener
+    this.start()
+  }
+
+  /** observeAll(): the first list has been handed over. */
+  get synced(): boolean {
+    return this.listed
   }
 
   stop(): void {
@@ -229,6 +254,10 @@ export class JobInformer {
     const byName = new Map(listing.jobs.map((j) => [j.metadata?.name ?? '', j]))
     for (const [name, t] of this.tracked) this.update(t, byName.get(name))
     this.resourceVersion = listing.resourceVersion
+    if (this.listener) {
+      for (const job of listing.jobs) this.listener.change('ADDED', job)
+      this.listed = true
+    }
   }
 
   private onEvent(type: string, object: Record<string, unknown>): void {
@@ -249,9 +278,10 @@ export class JobInformer {
     const metadata = (object.metadata ?? {}) as { name?: string; resourceVersion?: string }
     if (metadata.resourceVersion) this.resourceVersion = metadata.resourceVersion
     if (type === 'BOOKMARK') return
+    const job = toJobRecord(object as V1Job)
+    if (this.listener && (type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED')) this.listener.change(type, job)
     const t = this.tracked.get(metadata.name ?? '')
     if (!t) return
-    const job = toJobRecord(object as V1Job)
     if (type === 'DELETED') {
       if (job.metadata?.uid === t.uid) this.update(t, undefined)
     } else this.update(t, job)
@@ -270,6 +300,7 @@ export class JobInformer {
 
   private fail(e: Error): void {
     this.failure = e
+    this.listener?.failed(e)
     for (const t of this.tracked.values()) {
       for (const w of t.waiters) {
         w.timer.abort()

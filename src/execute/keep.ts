@@ -1,0 +1,110 @@
+// The keeper's actions on one Job, as plan/keeper.ts decides them: hold it with the finalizer;
+// archive its logs and job.json into the sink, then note where on the Job and let it go; or, at the
+// hold's deadline, let it go unarchived with a Warning Event saying what was not saved and why.
+//
+// Every write of the finalizers carries the Job's resourceVersion: a merge patch replaces the list
+// whole, so one written over a newer Job could drop another controller's finalizer. On a conflict
+// the Job is read again and the same change made on what it is now.
+import type { JobsClient, LogKeep } from '../kube/jobs-client.ts'
+import { toJobRecord, type JobRecord } from '../kube/job-record.ts'
+import { ClusterUnreachable } from '../kube/retry.ts'
+import { ARCHIVE_ANNOTATION, isHeld, withFinalizer, type KeeperStep } from '../plan/keeper.ts'
+import { jobStatus } from '../plan/predicates.ts'
+import type { LogSink } from '../store/sink.ts'
+import { saveJobFile } from './job-file.ts'
+import { harvestLogs, jobKey } from './logs.ts'
+
+/** What one action on a Job came to. */
+export interface KeepOutcome {
+  /** The action was carried out (or the Job was gone, so there is nothing left to do). */
+  done: boolean
+  /** The Job is gone (deleted, or replaced by another of its name). */
+  gone?: boolean
+  /** archive: the bytes of logs saved. */
+  bytes?: number
+  /** archive: what could not be saved (the Job stays held, and the archive is tried again). */
+  failures?: string[]
+}
+
+const ATTEMPTS = 5
+
+/**
+ * Patches the Job (its finalizers as `finalizers(job)` says, and `annotations`) on its current
+ * version, reading it again after a conflict. Returns the patched Job, or 'gone'.
+ */
+async function patchCurrent(
+  client: JobsClient,
+  job: JobRecord,
+  finalizers: (job: JobRecord) => string[] | undefined,
+  annotations?: Record<string, string>
+): Promise<JobRecord | 'gone'> {
+  const namespace = job.metadata?.namespace ?? ''
+  const name = job.metadata?.name ?? ''
+  const uid = job.metadata?.uid ?? ''
+  let current = job
+  for (let attempt = 1; ; attempt++) {
+    const wanted = finalizers(current)
+    const same = wanted === undefined || JSON.stringify(wanted) === JSON.stringify(current.metadata?.finalizers ?? [])
+    const annotated = annotations === undefined || Object.entries(annotations).every(([k, v]) => current.metadata?.annotations?.[k] === v)
+    if (same && annotated) return current
+    const patched = await client.patchJob(
+      namespace,
+      name,
+      { uid, resourceVersion: current.metadata?.resourceVersion },
+      { metadata: { ...(same ? {} : { finalizers: wanted }), ...(annotations ? { annotations } : {}) } }
+    )
+    if (patched === 'gone') return 'gone'
+    if (patched !== 'conflict') return patched
+    if (attempt >= ATTEMPTS) throw new Error(`Job ${namespace}/${name} kept changing: ${ATTEMPTS} patches conflicted`)
+    const fresh = await client.getJob(namespace, name)
+    if (fresh === undefined || fresh.metadata?.uid !== uid) return 'gone'
+    current = toJobRecord(fresh)
+  }
+}
+
+/** Adds or removes the keeper's finalizer. */
+export async function setHold(client: JobsClient, job: JobRecord, present: boolean): Promise<KeepOutcome> {
+  const patched = await patchCurrent(client, job, (j) => withFinalizer(j, present))
+  return patched === 'gone' ? { done: true, gone: true } : { done: true }
+}
+
+/**
+ * Saves the Job's logs (every container that ran, init containers and previous runs included) and
+ * its job.json into `sink`; once all are saved, notes where on the Job and removes the finalizer.
+ * With anything not saved, the Job stays as it is (held), and the failures say why.
+ */
+export async function archiveJob(client: JobsClient, sink: LogSink, job: JobRecord, keep: LogKeep, now: () => Date): Promise<KeepOutcome> {
+  const subject = { namespace: job.metadata?.namespace ?? '', name: job.metadata?.name ?? '', uid: job.metadata?.uid ?? '' }
+  const harvest = await harvestLogs(client, subject, sink, keep)
+  const fileFailure = await saveJobFile(client, sink, { ...subject, status: jobStatus(job), job }, harvest, { phase: 'keeper', at: now() })
+  const failures = [...harvest.logs.failures, ...(fileFailure ? [fileFailure] : [])]
+  const bytes = harvest.logs.files.reduce((sum, f) => sum + f.bytes, 0)
+  if (failures.length > 0) return { done: false, failures, bytes }
+  const cut = harvest.logs.files.filter((f) => f.truncated).length
+  const annotations = {
+    [ARCHIVE_ANNOTATION.where]: `${sink.where.replace(/\/$/, '')}/${jobKey(subject)}/`,
+    [ARCHIVE_ANNOTATION.state]: cut > 0 ? `complete, ${cut} log(s) cut at max-log-bytes` : 'complete',
+    [ARCHIVE_ANNOTATION.at]: now().toISOString()
+  }
+  const patched = await patchCurrent(client, job, (j) => (isHeld(j) ? withFinalizer(j, false) : undefined), annotations)
+  return { done: true, gone: patched === 'gone', bytes }
+}
+
+/**
+ * The hold's deadline passed unarchived: a Warning Event on the Job says what was not saved and
+ * why (`lastFailures`), then the finalizer goes, so the deletion completes.
+ */
+export async function giveUp(client: JobsClient, job: JobRecord, step: KeeperStep, where: string, lastFailures: string[]): Promise<KeepOutcome> {
+  const why = lastFailures.length > 0 ? lastFailures.slice(0, 3).join('; ') : 'no archive of it was completed'
+  try {
+    await client.recordEvent(job, {
+      type: 'Warning',
+      reason: 'LogsNotArchived',
+      message: `job-sweeper keeper: its logs were not archived to ${where}: ${why}. Released unarchived: ${step.reason}.`.slice(0, 1000)
+    })
+  } catch (e) {
+    // The Event explains; the release is what unblocks the deletion, and goes ahead without it.
+    if (e instanceof ClusterUnreachable) throw e
+  }
+  return setHold(client, job, false)
+}

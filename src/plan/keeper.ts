@@ -1,0 +1,69 @@
+// What the keeper does with a Job, as a pure function of the Job and a time, as Kubernetes' TTL
+// controller decides with needsCleanup(job) and timeLeft(job, now). The keeper archives a Job's
+// logs as soon as it finishes (its pods may be gone by the time it is deleted), and holds a Job of
+// its scope with a finalizer until then, so that nothing that deletes it (the TTL controller,
+// kubectl delete, helm uninstall, a namespace's deletion) takes its logs first. A hold is bounded:
+// `holdDeadlineSeconds` after the deletion was asked, the finalizer goes, archived or not.
+import type { JobRecord } from '../kube/job-record.ts'
+import { isFinished } from './predicates.ts'
+
+/** The keeper's finalizer: the Job's logs are not archived yet. */
+export const LOGS_FINALIZER = 'job-sweeper.io/logs'
+
+/** Annotations the keeper writes on a Job once its logs are archived. */
+export const ARCHIVE_ANNOTATION = {
+  /** Where: `<logs-dir>/<namespace>/<job>/` (a directory or s3://bucket/prefix). */
+  where: 'job-sweeper.io/logs',
+  /** `complete`, or `incomplete: <what could not be saved>` (cut short at the hold's deadline: see the Warning Event). */
+  state: 'job-sweeper.io/logs-state',
+  /** When (RFC 3339). */
+  at: 'job-sweeper.io/logs-at'
+} as const
+
+/**
+ * - `hold`: add the finalizer (a Job of the scope not held yet, running or finished unarchived);
+ * - `archive`: save its logs and job.json, then note where and let it go (it finished, or is being deleted);
+ * - `release`: remove the finalizer (archived already);
+ * - `give-up`: remove the finalizer unarchived (the hold's deadline passed), saying so in a Warning Event;
+ * - `none`: nothing to do now.
+ */
+export type KeeperAction = 'hold' | 'archive' | 'release' | 'give-up' | 'none'
+
+export interface KeeperStep {
+  action: KeeperAction
+  /** Why, in words for a log line or an Event. */
+  reason: string
+}
+
+const time = (value: Date | string | undefined): number | undefined => (value === undefined ? undefined : new Date(value).getTime())
+
+export const isArchived = (job: JobRecord): boolean => job.metadata?.annotations?.[ARCHIVE_ANNOTATION.where] !== undefined
+export const isHeld = (job: JobRecord): boolean => job.metadata?.finalizers?.includes(LOGS_FINALIZER) === true
+
+/** When the hold of a Job being deleted ends (ms since the epoch), or undefined when it is not being deleted. */
+export function holdEndsAt(job: JobRecord, holdDeadlineSeconds: number): number | undefined {
+  const asked = time(job.metadata?.deletionTimestamp)
+  return asked === undefined ? undefined : asked + holdDeadlineSeconds * 1000
+}
+
+/** What the keeper does next with `job` (a Job of its scope) at `now`. */
+export function keeperStep(job: JobRecord, now: Date, holdDeadlineSeconds: number): KeeperStep {
+  const held = isHeld(job)
+  if (isArchived(job)) return held ? { action: 'release', reason: 'its logs are archived' } : { action: 'none', reason: 'its logs are archived' }
+  const ends = holdEndsAt(job, holdDeadlineSeconds)
+  if (ends !== undefined) {
+    if (!held) return { action: 'none', reason: 'being deleted, and not held: too late to archive' }
+    if (now.getTime() >= ends) return { action: 'give-up', reason: `its deletion was asked more than ${holdDeadlineSeconds}s ago (hold-deadline)` }
+    return { action: 'archive', reason: isFinished(job) ? 'finished, and being deleted' : 'being deleted before it finished: what its pods wrote' }
+  }
+  // Held first, finished or not: an archive that fails is tried again, and the hold keeps the Job
+  // (its TTL may come first) until one completes or the hold's deadline passes.
+  if (!held) return { action: 'hold', reason: `${isFinished(job) ? 'finished' : 'running'}: held until its logs are archived` }
+  return isFinished(job) ? { action: 'archive', reason: 'finished' } : { action: 'none', reason: 'running, held' }
+}
+
+/** The finalizers of `job` with the keeper's added, or removed. */
+export function withFinalizer(job: JobRecord, present: boolean): string[] {
+  const others = (job.metadata?.finalizers ?? []).filter((f) => f !== LOGS_FINALIZER)
+  return present ? [...others, LOGS_FINALIZER] : others
+}

@@ -1,0 +1,55 @@
+// The keeper's decision (src/plan/keeper.ts): a pure function of the Job and a time.
+import type { V1Job } from '@kubernetes/client-node'
+import { ARCHIVE_ANNOTATION, holdEndsAt, keeperStep, LOGS_FINALIZER, withFinalizer, type KeeperAction } from '../../src/plan/keeper.ts'
+import { newJob, NOW } from './jobs.ts'
+
+const HOUR = 3600
+const held = (job: V1Job): V1Job => ({ ...job, metadata: { ...job.metadata, finalizers: [...(job.metadata?.finalizers ?? []), LOGS_FINALIZER] } })
+const archived = (job: V1Job): V1Job => ({
+  ...job,
+  metadata: { ...job.metadata, annotations: { ...job.metadata?.annotations, [ARCHIVE_ANNOTATION.where]: 's3://logs/prod/j/' } }
+})
+/** Deletion asked `seconds` before NOW. */
+const deleting = (job: V1Job, seconds: number): V1Job => ({
+  ...job,
+  metadata: { ...job.metadata, deletionTimestamp: new Date(NOW.getTime() - seconds * 1000) }
+})
+
+const cases: [string, V1Job, KeeperAction][] = [
+  ['running, not held → hold', newJob({ name: 'j', status: 'running' }), 'hold'],
+  ['running, held → none (it is held until it finishes)', held(newJob({ name: 'j', status: 'running' })), 'none'],
+  ['failed, held → archive', held(newJob({ name: 'j', status: 'failed' })), 'archive'],
+  [
+    'succeeded, not held (finished before the keeper saw it) → hold first (a failed archive is tried again under the hold)',
+    newJob({ name: 'j', status: 'succeeded' }),
+    'hold'
+  ],
+  ['failed, archived, held → release', held(archived(newJob({ name: 'j', status: 'failed' }))), 'release'],
+  ['failed, archived, not held → none', archived(newJob({ name: 'j', status: 'failed' })), 'none'],
+  ['failed, held, deletion asked 10 min ago (deadline 1h) → archive', deleting(held(newJob({ name: 'j', status: 'failed' })), 600), 'archive'],
+  ['running, held, deleted before it finished → archive what its pods wrote', deleting(held(newJob({ name: 'j', status: 'running' })), 5), 'archive'],
+  ['failed, held, deletion asked 1h ago → give-up (the hold is bounded)', deleting(held(newJob({ name: 'j', status: 'failed' })), HOUR), 'give-up'],
+  ['failed, not held, being deleted → none (too late to hold)', deleting(newJob({ name: 'j', status: 'failed' }), 5), 'none'],
+  [
+    'archived, held, being deleted past the deadline → release (archived: not a give-up)',
+    deleting(held(archived(newJob({ name: 'j', status: 'failed' }))), 2 * HOUR),
+    'release'
+  ]
+]
+
+test.each(cases)('%s', (_name, job, action) => {
+  expect(keeperStep(job, NOW, HOUR).action).toBe(action)
+})
+
+test('the hold ends hold-deadline after the deletion was asked; a Job not being deleted has no end', () => {
+  const job = deleting(held(newJob({ name: 'j', status: 'failed' })), 60)
+  expect(holdEndsAt(job, HOUR)).toBe(NOW.getTime() - 60_000 + HOUR * 1000)
+  expect(holdEndsAt(newJob({ name: 'j', status: 'failed' }), HOUR)).toBeUndefined()
+})
+
+test('the finalizer is added after the others and removed alone', () => {
+  const job = newJob({ name: 'j', status: 'running', finalizers: ['batch.kubernetes.io/job-tracking'] })
+  expect(withFinalizer(job, true)).toEqual(['batch.kubernetes.io/job-tracking', LOGS_FINALIZER])
+  expect(withFinalizer(held(job), false)).toEqual(['batch.kubernetes.io/job-tracking'])
+  expect(withFinalizer(held(job), true)).toEqual(['batch.kubernetes.io/job-tracking', LOGS_FINALIZER])
+})
