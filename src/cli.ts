@@ -2,6 +2,7 @@
 // engine with flags for inputs. Exit codes: 0 done, 1 failed, 2 bad usage.
 import { runCancellation } from './cancel.ts'
 import { parseCommandLine, usage, UsageError, type Command } from './cli/args.ts'
+import { keeperMain } from './cli/keeper.ts'
 import { apiErrorMessage } from './kube/errors.ts'
 import { RunCancelled } from './kube/retry.ts'
 import { whereWords } from './observe/observed.ts'
@@ -30,6 +31,7 @@ const stderrConsole: Console = {
 }
 
 async function main(argv: string[]): Promise<number> {
+  if (argv[0] === 'keeper') return keeperMain(argv.slice(1))
   let command: Extract<Command, { kind: 'run' }>
   let settings: Settings
   try {

@@ -137,6 +137,8 @@ Commands:
   sweep   delete finished Jobs whose retention expired, across namespaces
   preflight  will helm upgrade apply? dry-runs every object of --manifest against the cluster,
           changes nothing (exit 0: it would, once pre has cleared its Jobs; 1: it would fail)
+  keeper  runs in the cluster: archives each finished Job's logs, holding it with a finalizer
+          until then (docs/keeper.md)
 
 Run 'job-sweeper <command> --help' for its flags.
 Exit codes: 0 done, 1 failed, 2 bad usage.

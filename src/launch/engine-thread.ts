@@ -55,9 +55,11 @@ export function runEngine(entry: URL): void {
   }
   process.on('SIGINT', cancel)
   process.on('SIGTERM', cancel)
+  // `job-sweeper keeper` runs until SIGTERM (a Deployment's pod): that is its normal stop.
+  const runsUntilStopped = process.argv[2] === 'keeper'
   worker.on('exit', (code) => {
     process.exitCode ||= code
     // Cancelled: the run ends non-zero even if it had nothing left to do.
-    if (cancelled) process.exitCode ||= 1
+    if (cancelled && !runsUntilStopped) process.exitCode ||= 1
   })
 }

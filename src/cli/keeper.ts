@@ -1,0 +1,77 @@
+// `job-sweeper keeper [flags]`: the long-running keeper (src/keeper.ts), a command of the CLI with
+// flags of its own (it is not a phase of the action). Exit codes: 0 stopped (SIGTERM), 1 a watch
+// could not go on, 2 bad usage.
+import { parseArgs } from 'node:util'
+import { runCancellation } from '../cancel.ts'
+import { apiErrorMessage } from '../kube/errors.ts'
+import { runKeeper } from '../keeper.ts'
+import { KEEPER_DEFAULT_SELECTOR, KEEPER_FLAGS, parseKeeperSettings, type KeeperFlags, type KeeperSettings } from '../settings/keeper.ts'
+import { SettingsError } from '../settings/inputs.ts'
+import { redact, secretMasker } from '../text/secrets.ts'
+
+export const KEEPER_USAGE = `Usage: job-sweeper keeper [flags]
+
+Runs until stopped (SIGTERM): archives the logs of every Job of its scope as soon as it finishes,
+and holds each with the finalizer job-sweeper.io/logs until then, so that nothing that deletes a
+Job (its TTL, kubectl delete, helm uninstall, a namespace's deletion) takes its logs first. Once
+archived, a Job is annotated job-sweeper.io/logs=<where> and released. docs/keeper.md.
+
+Scope:
+  --namespace NAMES       the namespaces, comma separated (one watch each)
+  --selector SELECTOR     which Jobs there (default ${KEEPER_DEFAULT_SELECTOR}: those post manages)
+
+Logs:
+  --logs-dir DIR|URL      where logs go: DIR/<namespace>/<job>/<pod>/<container>.log and
+                          <namespace>/<job>/job.json, or the same keys in s3://bucket/prefix
+  --s3-endpoint URL       an S3-compatible store's endpoint (default: AWS_ENDPOINT_URL_S3, else
+                          AWS_ENDPOINT_URL; none: AWS)
+  --max-log-bytes SIZE    most saved per container log (default 10Mi)
+  --hold-deadline DURATION  how long after a held Job's deletion was asked it is released even
+                          if its logs could not be archived, with a Warning Event (default 1h)
+  --concurrency N         Jobs archived at once, 1 to 64 (default 4)
+
+Serving:
+  --listen HOST:PORT      /healthz, /readyz (every namespace listed), /metrics (Prometheus)
+                          (default 0.0.0.0:8080)
+
+Cluster:
+  --kubeconfig PATH       kubeconfig file (default: KUBECONFIG, ~/.kube/config, in a pod its
+                          service account)
+  --context NAME          kubeconfig context
+
+Exit codes: 0 stopped, 1 a watch could not go on (forbidden, or the cluster unreachable), 2 bad usage.
+`
+
+const err = (text: string): boolean => process.stderr.write(redact(text))
+
+export async function keeperMain(argv: string[]): Promise<number> {
+  let settings: KeeperSettings
+  try {
+    const { values } = parseArgs({
+      args: argv,
+      options: { ...Object.fromEntries(KEEPER_FLAGS.map((f) => [f, { type: 'string' as const }])), help: { type: 'boolean' as const } },
+      strict: true,
+      allowPositionals: false
+    })
+    if (values.help) {
+      process.stdout.write(KEEPER_USAGE)
+      return 0
+    }
+    settings = parseKeeperSettings(values as KeeperFlags)
+  } catch (e) {
+    const message = e instanceof SettingsError ? e.message : (e as Error).message
+    process.stderr.write(`job-sweeper keeper: ${message}\nRun 'job-sweeper keeper --help' for usage.\n`)
+    return 2
+  }
+  try {
+    return await runKeeper(settings, {
+      log: (line) => err(`${line}\n`),
+      signal: runCancellation(),
+      mask: (secret) => secretMasker.add(secret),
+      serving: (address) => err(`keeper: serving on ${address}\n`)
+    })
+  } catch (e) {
+    err(`job-sweeper keeper: ${apiErrorMessage(e)}\n`)
+    return e instanceof SettingsError ? 2 : 1
+  }
+}

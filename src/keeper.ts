@@ -1,0 +1,243 @@
+// `job-sweeper keeper`: archives the logs of every Job of its scope as soon as it finishes, and
+// holds each with a finalizer until then, so that nothing that deletes a Job takes its logs first.
+// Written as Kubernetes' controllers are: one informer per namespace (list, then watch) feeding a
+// bounded work queue keyed by the Job, decisions as pure functions of the Job and a time
+// (plan/keeper.ts), the actions in execute/keep.ts, /healthz, /readyz and Prometheus /metrics, and a
+// clean stop on SIGTERM. A Job that could not be archived is tried again with backoff, until the
+// hold's deadline after its deletion: then it is let go with a Warning Event.
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { KubeJobsClient } from './kube/client.ts'
+import { apiErrorMessage } from './kube/errors.ts'
+import { JobInformer } from './kube/informer.ts'
+import { toJobRecord, type JobRecord } from './kube/job-record.ts'
+import { loadKubeConfig } from './kube/kubeconfig.ts'
+import { DEFAULT_RETRY } from './kube/retry.ts'
+import { archiveJob, giveUp, setHold } from './execute/keep.ts'
+import { holdEndsAt, isArchived, isHeld, keeperStep } from './plan/keeper.ts'
+import { finishedAt, isFinished } from './plan/predicates.ts'
+import { failureReason, KeeperMetrics } from './report/keeper-metrics.ts'
+import type { KeeperSettings } from './settings/keeper.ts'
+import { logsWhere } from './settings/logs-dir.ts'
+import { matchesSelector } from './settings/selector.ts'
+import { openLogSink } from './store/open.ts'
+import type { LogSink } from './store/sink.ts'
+import PQueue from 'p-queue'
+
+export interface KeeperOptions {
+  /** One line of what it did (a Job held, archived, let go), for the pod's log. */
+  log: (line: string) => void
+  /** Aborted on SIGTERM or SIGINT: the keeper stops (an archive in progress is done again at the next start). */
+  signal: AbortSignal
+  /** Each credential a request carries, to mask it. */
+  mask: (secret: string) => void
+  /** Called once /healthz, /readyz and /metrics are served, with the address. */
+  serving?: (address: string) => void
+}
+
+/** A Job the keeper knows of: where it is, and the state of its work. */
+interface Entry {
+  namespace: string
+  name: string
+  /** Queued or being worked on; `again`: it changed while being worked on. */
+  queued: boolean
+  again: boolean
+  /** The last archive's failures (for the give-up's Event). */
+  failures: string[]
+  /** The next retry's delay (doubles, from RETRY_MIN_MS to RETRY_MAX_MS). */
+  retryMs: number
+  timer?: NodeJS.Timeout
+}
+
+const RETRY_MIN_MS = 2_000
+const RETRY_MAX_MS = 60_000
+const GAUGE_EVERY_MS = 5_000
+
+const jobName = (job: JobRecord): string => `${job.metadata?.namespace}/${job.metadata?.name}`
+
+/** Runs the keeper until `options.signal` is aborted (0) or a watch cannot go on (1). */
+export async function runKeeper(settings: KeeperSettings, options: KeeperOptions): Promise<number> {
+  const { log, signal } = options
+  const client = new KubeJobsClient(loadKubeConfig(settings.kubeconfig, settings.context, options.mask))
+  const sink = await openLogSink(settings.logsTarget)
+  const where = logsWhere(settings.logsTarget)
+  const metrics = new KeeperMetrics()
+  const queue = new PQueue({ concurrency: settings.concurrency })
+  const entries = new Map<string, Entry>()
+  /** The Jobs of the scope as last seen, by uid (for the oldest unarchived one's age). */
+  const seen = new Map<string, JobRecord>()
+  const keep = { maxBytes: settings.maxLogBytes, lastLines: 0 }
+  let fatal: Error | undefined
+  let stopping = false
+  let stop: () => void = () => undefined
+  const stopped = new Promise<void>((resolve) => (stop = resolve))
+
+  const informers = settings.namespaces.map((ns) => new JobInformer(client, ns, '', DEFAULT_RETRY))
+  const inScope = (job: JobRecord): boolean => matchesSelector(settings.selector, job.metadata?.labels) || isHeld(job)
+
+  const enqueue = (job: JobRecord): void => {
+    const uid = job.metadata?.uid ?? ''
+    let entry = entries.get(uid)
+    if (!entry) {
+      entry = { namespace: job.metadata?.namespace ?? '', name: job.metadata?.name ?? '', queued: false, again: false, failures: [], retryMs: RETRY_MIN_MS }
+      entries.set(uid, entry)
+    }
+    if (entry.queued) {
+      entry.again = true
+      return
+    }
+    clearTimeout(entry.timer)
+    entry.queued = true
+    void queue.add(() => work(uid, entry))
+  }
+
+  /** Tries again after the entry's backoff, but not past the hold's end (then it gives up). */
+  const retryLater = (uid: string, entry: Entry, job: JobRecord): void => {
+    const ends = holdEndsAt(job, settings.holdDeadlineSeconds)
+    const delay = Math.min(entry.retryMs, ends === undefined ? Infinity : Math.max(0, ends - Date.now()))
+    entry.retryMs = Math.min(entry.retryMs * 2, RETRY_MAX_MS)
+    entry.timer = setTimeout(() => {
+      const current = seen.get(uid)
+      if (current && !stopping) enqueue(current)
+    }, delay)
+  }
+
+  async function work(uid: string, entry: Entry): Promise<void> {
+    entry.again = false
+    let job: JobRecord | undefined
+    try {
+      const fresh = await client.getJob(entry.namespace, entry.name)
+      job = fresh?.metadata?.uid === uid ? toJobRecord(fresh) : undefined
+      if (job === undefined) return
+      const step = keeperStep(job, new Date(), settings.holdDeadlineSeconds)
+      switch (step.action) {
+        case 'hold':
+          await setHold(client, job, true)
+          metrics.held.inc()
+          log(`held ${jobName(job)}: ${step.reason}`)
+          break
+        case 'archive': {
+          const outcome = await archiveJob(client, sink, job, keep, () => new Date())
+          if (outcome.done) {
+            metrics.archived.inc()
+            metrics.bytes.inc(outcome.bytes ?? 0)
+            entry.failures = []
+            entry.retryMs = RETRY_MIN_MS
+            log(`archived ${jobName(job)} (${step.reason}): ${outcome.bytes ?? 0} bytes of logs to ${where}`)
+          } else {
+            entry.failures = outcome.failures ?? []
+            for (const line of entry.failures) metrics.failures.inc({ reason: failureReason(line) })
+            log(`not archived ${jobName(job)}, trying again: ${entry.failures.slice(0, 2).join('; ')}`)
+            retryLater(uid, entry, job)
+          }
+          break
+        }
+        case 'release':
+          await setHold(client, job, false)
+          log(`released ${jobName(job)}: ${step.reason}`)
+          break
+        case 'give-up':
+          await giveUp(client, job, step, where, entry.failures)
+          metrics.gaveUp.inc()
+          log(`released ${jobName(job)} unarchived: ${step.reason}`)
+          break
+        case 'none':
+          break
+      }
+    } catch (e) {
+      metrics.failures.inc({ reason: 'api' })
+      log(`could not act on ${entry.namespace}/${entry.name}, trying again: ${apiErrorMessage(e)}`)
+      if (job) retryLater(uid, entry, job)
+    } finally {
+      entry.queued = false
+      const current = seen.get(uid)
+      if (entry.again && current && !stopping) enqueue(current)
+      else if (!current) entries.delete(uid)
+    }
+  }
+
+  const gauges = setInterval(() => {
+    metrics.queueDepth.set(queue.size + queue.pending)
+    const now = Date.now()
+    let oldest = 0
+    for (const job of seen.values()) {
+      const at = isFinished(job) && !isArchived(job) ? finishedAt(job)?.getTime() : undefined
+      if (at !== undefined) oldest = Math.max(oldest, (now - at) / 1000)
+    }
+    metrics.oldestUnarchived.set(oldest)
+  }, GAUGE_EVERY_MS)
+
+  const server = await serve(settings, metrics, () => informers.every((i) => i.synced))
+  const address = server.address() as AddressInfo
+  options.serving?.(`${address.address}:${address.port}`)
+  log(
+    `keeper: Jobs matching ${settings.selector} in ${settings.namespaces.join(', ')}; logs to ${where}; hold-deadline ${settings.holdDeadlineSeconds}s; /healthz /readyz /metrics on ${address.address}:${address.port}`
+  )
+
+  for (const informer of informers) {
+    informer.observeAll({
+      change: (type, job) => {
+        const uid = job.metadata?.uid ?? ''
+        if (type === 'DELETED' || !inScope(job)) {
+          seen.delete(uid)
+          clearTimeout(entries.get(uid)?.timer)
+          if (!entries.get(uid)?.queued) entries.delete(uid)
+          return
+        }
+        seen.set(uid, job)
+        if (keeperStep(job, new Date(), settings.holdDeadlineSeconds).action !== 'none') enqueue(job)
+      },
+      failed: (e) => {
+        fatal ??= e
+        stop()
+      }
+    })
+  }
+
+  signal.addEventListener('abort', () => stop(), { once: true })
+  if (signal.aborted) stop()
+  await stopped
+  stopping = true
+  clearInterval(gauges)
+  for (const informer of informers) informer.stop()
+  for (const entry of entries.values()) clearTimeout(entry.timer)
+  queue.clear()
+  await closeAll(server, sink, client)
+  if (fatal) {
+    log(`keeper: stopped: ${fatal.message}`)
+    return 1
+  }
+  log('keeper: stopped')
+  return 0
+}
+
+/** /healthz (the process answers), /readyz (every namespace's first list is in), /metrics. */
+function serve(settings: KeeperSettings, metrics: KeeperMetrics, synced: () => boolean): Promise<Server> {
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '').split('?')[0]
+    if (path === '/healthz') return void res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n')
+    if (path === '/readyz') {
+      const ready = synced()
+      return void res.writeHead(ready ? 200 : 503, { 'content-type': 'text/plain' }).end(ready ? 'ok\n' : 'informers not synced\n')
+    }
+    if (path === '/metrics') {
+      metrics.registry.metrics().then(
+        (text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text),
+        (e: unknown) => res.writeHead(500).end(String(e))
+      )
+      return
+    }
+    res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: /healthz, /readyz, /metrics\n')
+  })
+  return new Promise((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(settings.listen.port, settings.listen.host, () => resolve(server))
+  })
+}
+
+async function closeAll(server: Server, sink: LogSink, client: KubeJobsClient): Promise<void> {
+  server.closeAllConnections()
+  await new Promise<void>((resolve) => server.close(() => resolve()))
+  await sink.close()
+  await client.close()
+}

@@ -1,0 +1,230 @@
+// `job-sweeper keeper` (the bundled CLI, dist/cli) against the real cluster and the local S3
+// server: it holds the Jobs of its scope with its finalizer while they run, archives each one's
+// logs and job.json as soon as it finishes, notes where on the Job and lets it go; a Job deleted
+// before it finished is archived as it is; a store that refuses keeps the Job held until
+// hold-deadline after its deletion, then it is let go with a Warning Event. Decoys (Jobs out of
+// its scope, other namespaces) are never held or annotated.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { createServer } from 'node:net'
+import { join } from 'node:path'
+import { S3Client } from '@aws-sdk/client-s3'
+import { MANAGED_LABEL } from '../src/plan/retention.ts'
+import { ARCHIVE_ANNOTATION, LOGS_FINALIZER } from '../src/plan/keeper.ts'
+import { batchApi, coreApi, createJob, createNamespace, deleteNamespace, eventually, getJob, testCluster } from './cluster/testenv.ts'
+import { createDecoys, missingDecoys, type Decoy } from './decoys.ts'
+import { keysUnder, objectBytes } from './s3-objects.ts'
+
+const cli = join(import.meta.dirname, '..', 'dist', 'cli', 'job-sweeper.mjs')
+const bucket = process.env.JOB_SWEEPER_S3_BUCKET ?? ''
+const endpoint = process.env.JOB_SWEEPER_S3_ENDPOINT ?? ''
+const managed = { [MANAGED_LABEL]: 'true' }
+
+interface Keeper {
+  child: ChildProcess
+  /** host:port of /healthz, /readyz, /metrics. */
+  address: string
+  output: () => string
+  stop: () => Promise<number>
+}
+
+/** Starts the keeper on `namespace` with `flags`; resolves once it serves. */
+async function startKeeper(namespace: string, flags: string[]): Promise<Keeper> {
+  const cluster = testCluster()
+  const child = spawn(process.execPath, [cli, 'keeper', '--namespace', namespace, '--listen', '127.0.0.1:0', ...flags], {
+    env: { ...process.env, KUBECONFIG: cluster.kubeconfig },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  let output = ''
+  child.stdout?.on('data', (c: Buffer) => (output += c.toString()))
+  child.stderr?.on('data', (c: Buffer) => (output += c.toString()))
+  const exited = new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? -1)))
+  const address = await eventually(
+    'the keeper to serve',
+    async () => /keeper: serving on (\S+)/.exec(output)?.[1],
+    (a) => a !== undefined || child.exitCode !== null,
+    30_000
+  )
+  if (address === undefined) throw new Error(`the keeper exited: ${output}`)
+  return {
+    child,
+    address,
+    output: () => output,
+    stop: async () => {
+      child.kill('SIGTERM')
+      return exited
+    }
+  }
+}
+
+const get = async (keeper: Keeper, path: string): Promise<{ status: number; text: string }> => {
+  const res = await fetch(`http://${keeper.address}${path}`)
+  return { status: res.status, text: await res.text() }
+}
+
+const s3 = (): S3Client =>
+  new S3Client({
+    endpoint,
+    forcePathStyle: true,
+    region: process.env.AWS_REGION,
+    credentials: { accessKeyId: process.env.AWS_ACCESS_KEY_ID ?? '', secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY ?? '' }
+  })
+
+/** A loopback port where nothing listens: a store that does not answer. */
+async function closedPort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const port = (server.address() as { port: number }).port
+  await new Promise<void>((resolve) => server.close(() => resolve()))
+  return port
+}
+
+let ns: string
+let otherNs: string
+let decoys: Decoy[]
+let keeper: Keeper | undefined
+
+beforeEach(async () => {
+  ns = await createNamespace('keeper')
+  otherNs = await createNamespace('keeper-other')
+  decoys = await createDecoys(ns, otherNs, 'app')
+})
+
+afterEach(async () => {
+  if (keeper && keeper.child.exitCode === null) await keeper.stop()
+  keeper = undefined
+  expect(await missingDecoys(decoys)).toEqual([])
+  // No decoy was held or annotated.
+  for (const d of decoys) {
+    const job = await getJob(d.namespace, d.name)
+    expect([d.name, job?.metadata?.finalizers?.includes(LOGS_FINALIZER) ?? false, job?.metadata?.annotations?.[ARCHIVE_ANNOTATION.where]]).toEqual([
+      d.name,
+      false,
+      undefined
+    ])
+  }
+  await Promise.all([deleteNamespace(ns), deleteNamespace(otherNs)])
+})
+
+test('a Job of its scope is held while it runs and archived as soon as it finishes (its log and job.json in the bucket, where on the Job), then released; its TTL then deletes it; one deleted before it finished is archived as it is; /healthz, /readyz and /metrics answer; SIGTERM stops it', async () => {
+  const prefix = `keeper-${ns}`
+  keeper = await startKeeper(ns, ['--logs-dir', `s3://${bucket}/${prefix}`, '--s3-endpoint', endpoint])
+  expect((await get(keeper, '/healthz')).status).toBe(200)
+  await eventually(
+    '/readyz',
+    async () => (await get(keeper as Keeper, '/readyz')).status,
+    (s) => s === 200
+  )
+
+  // A migration that fails after 4s, with the TTL post gives a failure (here 10s).
+  await createJob({ namespace: ns, name: 'app-migrate', behaviour: 'fail', runFor: '4s', labels: managed, ttlSecondsAfterFinished: 10 })
+  // A Job out of its scope (no label), the same way: never held, never archived.
+  const unmanaged = await createJob({ namespace: ns, name: 'app-report', behaviour: 'fail', runFor: '4s' })
+  decoys.push({ namespace: ns, name: 'app-report', uid: unmanaged.metadata?.uid ?? '', why: 'not in the keeper’s scope' })
+  // Another, held while it runs, deleted before it finishes.
+  await createJob({ namespace: ns, name: 'app-worker', behaviour: 'hold', labels: managed })
+
+  const heldWhileRunning = await eventually(
+    'the migration held while it runs',
+    () => getJob(ns, 'app-migrate'),
+    (j) => j?.metadata?.finalizers?.includes(LOGS_FINALIZER) === true
+  )
+  expect(heldWhileRunning?.status?.conditions?.some((c) => c.type === 'Failed' && c.status === 'True') ?? false).toBe(false)
+  const archived = await eventually(
+    'the migration archived and released',
+    () => getJob(ns, 'app-migrate'),
+    (j) => j?.metadata?.annotations?.[ARCHIVE_ANNOTATION.where] !== undefined && !j.metadata?.finalizers?.includes(LOGS_FINALIZER)
+  )
+  expect(archived?.metadata?.annotations?.[ARCHIVE_ANNOTATION.where]).toBe(`s3://${bucket}/${prefix}/${ns}/app-migrate/`)
+  expect(archived?.metadata?.annotations?.[ARCHIVE_ANNOTATION.state]).toBe('complete')
+  const client = s3()
+  try {
+    const keys = await keysUnder(client, bucket, `${prefix}/${ns}/app-migrate/`)
+    expect(keys).toContain(`${prefix}/${ns}/app-migrate/job.json`)
+    const log = keys.find((k) => k.endsWith('/main.log')) ?? ''
+    expect((await objectBytes(client, bucket, log)).toString()).toContain('migrate: ERROR: relation "tuples" already exists') // kwok's pod.log
+    const record = JSON.parse((await objectBytes(client, bucket, `${prefix}/${ns}/app-migrate/job.json`)).toString()) as {
+      savedBy: { phase: string }
+      status: string
+    }
+    expect(record).toMatchObject({ savedBy: { phase: 'keeper' }, status: 'failed' })
+
+    // Its TTL deletes it; nothing holds it now.
+    await eventually(
+      'the TTL controller to delete the archived Job',
+      () => getJob(ns, 'app-migrate'),
+      (j) => j === undefined
+    )
+
+    // Deleted while it runs (kubectl delete's background propagation): the hold keeps it and its
+    // pods until the keeper archived what they wrote, then it goes.
+    await eventually(
+      'the worker held',
+      () => getJob(ns, 'app-worker'),
+      (j) => j?.metadata?.finalizers?.includes(LOGS_FINALIZER) === true
+    )
+    await batchApi().deleteNamespacedJob({ namespace: ns, name: 'app-worker', propagationPolicy: 'Background' })
+    await eventually(
+      'the deleted worker archived, then gone',
+      () => getJob(ns, 'app-worker'),
+      (j) => j === undefined
+    )
+    expect(await keysUnder(client, bucket, `${prefix}/${ns}/app-worker/`)).toContain(`${prefix}/${ns}/app-worker/job.json`)
+    expect(await keysUnder(client, bucket, `${prefix}/${ns}/app-report/`)).toEqual([])
+  } finally {
+    client.destroy()
+  }
+
+  const metrics = (await get(keeper, '/metrics')).text
+  expect(metrics).toMatch(/^job_sweeper_keeper_jobs_archived_total 2$/m)
+  expect(metrics).toMatch(/^job_sweeper_keeper_holds_total 2$/m)
+  expect(metrics).toMatch(/^job_sweeper_keeper_oldest_unarchived_seconds /m)
+  expect(await keeper.stop()).toBe(0)
+  expect(keeper.output()).toContain('keeper: stopped')
+}, 120_000)
+
+test('a store that does not answer: the finished Job stays held (not archived, tried again); deleted, it is released at hold-deadline with a Warning Event saying why, and its namespace’s deletion completes', async () => {
+  keeper = await startKeeper(ns, ['--logs-dir', 's3://nowhere/logs', '--s3-endpoint', `http://127.0.0.1:${await closedPort()}`, '--hold-deadline', '8s'])
+  const job = await createJob({ namespace: ns, name: 'app-migrate', behaviour: 'fail', labels: managed })
+  // Held though it finished before the keeper saw it, so that the failed archive can be tried again.
+  await eventually(
+    'an archive to fail',
+    async () => keeper?.output() ?? '',
+    (out) => out.includes(`not archived ${ns}/app-migrate, trying again`)
+  )
+  const held = await getJob(ns, 'app-migrate')
+  expect(held?.metadata?.finalizers).toContain(LOGS_FINALIZER)
+  expect(held?.metadata?.annotations?.[ARCHIVE_ANNOTATION.where]).toBeUndefined()
+
+  const asked = Date.now()
+  await batchApi().deleteNamespacedJob({ namespace: ns, name: 'app-migrate', propagationPolicy: 'Background' })
+  // Still there while the hold lasts.
+  await new Promise((r) => setTimeout(r, 3000))
+  expect((await getJob(ns, 'app-migrate'))?.metadata?.deletionTimestamp).toBeDefined()
+  await eventually(
+    'the hold to end',
+    () => getJob(ns, 'app-migrate'),
+    (j) => j === undefined,
+    60_000
+  )
+  expect(Date.now() - asked).toBeGreaterThanOrEqual(7000) // not before the deadline (8s; the deletionTimestamp has whole seconds)
+  const events = await coreApi().listNamespacedEvent({ namespace: ns, fieldSelector: `involvedObject.uid=${job.metadata?.uid},reason=LogsNotArchived` })
+  expect(events.items.map((e) => e.type)).toEqual(['Warning'])
+  expect(events.items[0].message).toMatch(/^job-sweeper keeper: its logs were not archived to s3:\/\/nowhere\/logs: cannot save the log of /)
+
+  // A namespace deletion completes: a held Job there is released at its deadline too.
+  await createJob({ namespace: ns, name: 'app-seed', behaviour: 'fail', labels: managed })
+  await eventually(
+    'the seed held',
+    () => getJob(ns, 'app-seed'),
+    (j) => j?.metadata?.finalizers?.includes(LOGS_FINALIZER) === true
+  )
+  await coreApi().deleteNamespace({ name: ns })
+  await eventually(
+    'the namespace to be gone',
+    async () => (await coreApi().listNamespace({ fieldSelector: `metadata.name=${ns}` })).items.length,
+    (n) => n === 0,
+    90_000
+  )
+  decoys = decoys.filter((d) => d.namespace !== ns) // its decoys went with it
+  expect(await keeper.stop()).toBe(0)
+}, 180_000)
