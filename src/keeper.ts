@@ -12,6 +12,7 @@ import { apiErrorMessage } from './kube/errors.ts'
 import { JobInformer } from './kube/informer.ts'
 import { toJobRecord, type JobRecord } from './kube/job-record.ts'
 import { loadKubeConfig } from './kube/kubeconfig.ts'
+import { runIdentity, takeLeases } from './kube/lease.ts'
 import { DEFAULT_RETRY } from './kube/retry.ts'
 import { archiveJob, giveUp, setHold } from './execute/keep.ts'
 import { holdEndsAt, isArchived, isHeld, keeperStep } from './plan/keeper.ts'
@@ -52,6 +53,9 @@ interface Entry {
 const RETRY_MIN_MS = 2_000
 const RETRY_MAX_MS = 60_000
 const GAUGE_EVERY_MS = 5_000
+
+/** The keeper's Lease, in its own namespace: one leader at a time. */
+export const KEEPER_LEASE = 'job-sweeper-keeper'
 
 const jobName = (job: JobRecord): string => `${job.metadata?.namespace}/${job.metadata?.name}`
 
@@ -167,14 +171,47 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
     metrics.oldestUnarchived.set(oldest)
   }, GAUGE_EVERY_MS)
 
-  const server = await serve(settings, metrics, () => informers.every((i) => i.synced))
+  let leading = false
+  const server = await serve(settings, metrics, () => (leading ? (informers.every((i) => i.synced) ? 'leader' : undefined) : 'standby'))
   const address = server.address() as AddressInfo
   options.serving?.(`${address.address}:${address.port}`)
   log(
     `keeper: Jobs matching ${settings.selector} in ${settings.namespaces.join(', ')}; logs to ${where}; hold-deadline ${settings.holdDeadlineSeconds}s; /healthz /readyz /metrics on ${address.address}:${address.port}`
   )
+  signal.addEventListener('abort', () => stop(), { once: true })
+  if (signal.aborted) stop()
 
-  for (const informer of informers) {
+  // One leader at a time: the Lease job-sweeper-keeper in the keeper's own namespace, not in one it
+  // keeps (a namespace's deletion deletes its Leases: the leader would lose its Lease and stop
+  // while holding the Jobs there).
+  const leaseNamespace = settings.leaseNamespace ?? client.defaultNamespace
+  const leases = await Promise.race([
+    takeLeases([leaseNamespace], {
+      client,
+      name: KEEPER_LEASE,
+      holder: runIdentity(process.env),
+      scope: `keeper of Jobs matching ${settings.selector}`,
+      waitSeconds: Number.POSITIVE_INFINITY,
+      info: (line) => (line.includes('still waiting') ? undefined : log(`keeper: standby, ${line}`)),
+      signal,
+      onLost: (warning) => {
+        fatal ??= new Error(warning)
+        stop()
+      }
+    }).catch((e: unknown) => {
+      if (!signal.aborted) fatal ??= e instanceof Error ? e : new Error(String(e))
+      stop()
+      return undefined
+    }),
+    stopped.then(() => undefined)
+  ])
+  for (const warning of leases?.warnings ?? []) log(`keeper: ${warning}`)
+  if (leases) {
+    leading = true
+    log('keeper: leading')
+  }
+
+  for (const informer of leases ? informers : []) {
     informer.observeAll({
       change: (type, job) => {
         const uid = job.metadata?.uid ?? ''
@@ -194,14 +231,14 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
     })
   }
 
-  signal.addEventListener('abort', () => stop(), { once: true })
-  if (signal.aborted) stop()
   await stopped
   stopping = true
   clearInterval(gauges)
   for (const informer of informers) informer.stop()
   for (const entry of entries.values()) clearTimeout(entry.timer)
   queue.clear()
+  await queue.onIdle()
+  await leases?.release()
   await closeAll(server, sink, client)
   if (fatal) {
     log(`keeper: stopped: ${fatal.message}`)
@@ -211,14 +248,14 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
   return 0
 }
 
-/** /healthz (the process answers), /readyz (every namespace's first list is in), /metrics. */
-function serve(settings: KeeperSettings, metrics: KeeperMetrics, synced: () => boolean): Promise<Server> {
+/** /healthz (the process answers), /readyz (a standby, or the leader once every namespace's first list is in), /metrics. */
+function serve(settings: KeeperSettings, metrics: KeeperMetrics, ready: () => 'leader' | 'standby' | undefined): Promise<Server> {
   const server = createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0]
     if (path === '/healthz') return void res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n')
     if (path === '/readyz') {
-      const ready = synced()
-      return void res.writeHead(ready ? 200 : 503, { 'content-type': 'text/plain' }).end(ready ? 'ok\n' : 'informers not synced\n')
+      const state = ready()
+      return void res.writeHead(state ? 200 : 503, { 'content-type': 'text/plain' }).end(state ? `ok: ${state}\n` : 'leader, informers not synced\n')
     }
     if (path === '/metrics') {
       metrics.registry.metrics().then(

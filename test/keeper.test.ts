@@ -5,12 +5,27 @@
 // hold-deadline after its deletion, then it is let go with a Warning Event. Decoys (Jobs out of
 // its scope, other namespaces) are never held or annotated.
 import { spawn, type ChildProcess } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { S3Client } from '@aws-sdk/client-s3'
+import { CoordinationV1Api } from '@kubernetes/client-node'
 import { MANAGED_LABEL } from '../src/plan/retention.ts'
 import { ARCHIVE_ANNOTATION, LOGS_FINALIZER } from '../src/plan/keeper.ts'
-import { batchApi, coreApi, createJob, createNamespace, deleteNamespace, eventually, getJob, testCluster } from './cluster/testenv.ts'
+import {
+  batchApi,
+  coreApi,
+  createJob,
+  createNamespace,
+  deleteNamespace,
+  eventually,
+  getJob,
+  kubeConfig,
+  kubectl,
+  run,
+  testCluster,
+  type CommandResult
+} from './cluster/testenv.ts'
 import { createDecoys, missingDecoys, type Decoy } from './decoys.ts'
 import { keysUnder, objectBytes } from './s3-objects.ts'
 
@@ -30,7 +45,7 @@ interface Keeper {
 /** Starts the keeper on `namespace` with `flags`; resolves once it serves. */
 async function startKeeper(namespace: string, flags: string[]): Promise<Keeper> {
   const cluster = testCluster()
-  const child = spawn(process.execPath, [cli, 'keeper', '--namespace', namespace, '--listen', '127.0.0.1:0', ...flags], {
+  const child = spawn(process.execPath, [cli, 'keeper', '--namespace', namespace, '--lease-namespace', otherNs, '--listen', '127.0.0.1:0', ...flags], {
     env: { ...process.env, KUBECONFIG: cluster.kubeconfig },
     stdio: ['ignore', 'pipe', 'pipe']
   })
@@ -89,9 +104,19 @@ beforeEach(async () => {
   decoys = await createDecoys(ns, otherNs, 'app')
 })
 
+/** docs/keeper.md's command that removes the keeper's finalizers by hand, as the page gives it. */
+function releaseByHand(): CommandResult {
+  const page = readFileSync(join(import.meta.dirname, '..', 'docs', 'keeper.md'), 'utf8')
+  const command = /## Removing its finalizers by hand[\s\S]*?```sh\n([\s\S]*?)```/.exec(page)?.[1] ?? ''
+  expect(command).toContain('job-sweeper.io/logs')
+  return run('bash', ['-c', command])
+}
+
 afterEach(async () => {
   if (keeper && keeper.child.exitCode === null) await keeper.stop()
   keeper = undefined
+  // A test that failed half way leaves nothing held.
+  expect(releaseByHand().code).toBe(0)
   expect(await missingDecoys(decoys)).toEqual([])
   // No decoy was held or annotated.
   for (const d of decoys) {
@@ -228,3 +253,74 @@ test('a store that does not answer: the finished Job stays held (not archived, t
   decoys = decoys.filter((d) => d.namespace !== ns) // its decoys went with it
   expect(await keeper.stop()).toBe(0)
 }, 180_000)
+
+test('two keepers: one leads (its Lease job-sweeper-keeper in its own namespace), the other stands by, ready and idle; when the leader stops, the standby takes over and archives', async () => {
+  const prefix = `keeper-ha-${ns}`
+  const flags = ['--logs-dir', `s3://${bucket}/${prefix}`, '--s3-endpoint', endpoint]
+  keeper = await startKeeper(ns, flags)
+  await eventually(
+    'the first to lead',
+    async () => keeper?.output() ?? '',
+    (out) => out.includes('keeper: leading')
+  )
+  const standby = await startKeeper(ns, flags)
+  try {
+    await eventually(
+      'the second to stand by',
+      async () => standby.output(),
+      (out) => out.includes('keeper: standby, waiting')
+    )
+    expect((await get(standby, '/readyz')).text).toBe('ok: standby\n')
+    expect((await get(keeper, '/readyz')).text).toBe('ok: leader\n')
+    const lease = await kubeConfig().makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace: otherNs, name: 'job-sweeper-keeper' })
+    expect(lease.spec?.holderIdentity).toMatch(new RegExp(`-${keeper.child.pid}$`))
+
+    await createJob({ namespace: ns, name: 'app-migrate', behaviour: 'fail', runFor: '2s', labels: managed })
+    await eventually(
+      'the leader to archive it',
+      () => getJob(ns, 'app-migrate'),
+      (j) => j?.metadata?.annotations?.[ARCHIVE_ANNOTATION.where] !== undefined
+    )
+    expect(keeper.output()).toContain(`archived ${ns}/app-migrate`)
+    expect(standby.output()).not.toContain('archived')
+
+    expect(await keeper.stop()).toBe(0)
+    await eventually(
+      'the standby to take over',
+      async () => standby.output(),
+      (out) => out.includes('keeper: leading')
+    )
+    await createJob({ namespace: ns, name: 'app-seed', behaviour: 'fail', runFor: '2s', labels: managed })
+    await eventually(
+      'the new leader to archive the next',
+      () => getJob(ns, 'app-seed'),
+      (j) => j?.metadata?.annotations?.[ARCHIVE_ANNOTATION.where] !== undefined
+    )
+    expect(standby.output()).toContain(`archived ${ns}/app-seed`)
+  } finally {
+    expect(await standby.stop()).toBe(0)
+  }
+}, 120_000)
+
+test('docs/keeper.md’s command removes the keeper’s finalizer by hand (the keeper gone for good) and leaves other finalizers', async () => {
+  keeper = await startKeeper(ns, ['--logs-dir', 's3://nowhere/logs', '--s3-endpoint', `http://127.0.0.1:${await closedPort()}`])
+  await createJob({ namespace: ns, name: 'app-migrate', behaviour: 'fail', labels: managed })
+  await eventually(
+    'held',
+    () => getJob(ns, 'app-migrate'),
+    (j) => j?.metadata?.finalizers?.includes(LOGS_FINALIZER) === true
+  )
+  expect(await keeper.stop()).toBe(0)
+  // Another finalizer before ours: the command removes ours only.
+  const other = 'example.com/other'
+  const current = (await getJob(ns, 'app-migrate'))?.metadata?.finalizers ?? []
+  const patch = (ops: object[]): void => expect(kubectl('patch', 'job', 'app-migrate', '-n', ns, '--type=json', '-p', JSON.stringify(ops)).code).toBe(0)
+  patch([{ op: 'replace', path: '/metadata/finalizers', value: [other, ...current] }])
+  expect((await getJob(ns, 'app-migrate'))?.metadata?.finalizers).toEqual(expect.arrayContaining([other, LOGS_FINALIZER])) // positive control
+  expect(releaseByHand().code).toBe(0)
+  const after = (await getJob(ns, 'app-migrate'))?.metadata?.finalizers ?? []
+  expect(after).toContain(other)
+  expect(after).not.toContain(LOGS_FINALIZER)
+  expect(after).toEqual([other, ...current.filter((f) => f !== LOGS_FINALIZER)])
+  patch([{ op: 'remove', path: '/metadata/finalizers/0' }])
+}, 60_000)

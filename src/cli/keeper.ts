@@ -35,6 +35,8 @@ Serving:
                           (default 0.0.0.0:8080)
 
 Cluster:
+  --lease-namespace NAME  where its Lease job-sweeper-keeper is (one leader at a time; default: its
+                          kubeconfig context's namespace, in a pod its own)
   --kubeconfig PATH       kubeconfig file (default: KUBECONFIG, ~/.kube/config, in a pod its
                           service account)
   --context NAME          kubeconfig context

@@ -86,6 +86,8 @@ export interface LeaseRequest {
   signal?: AbortSignal
   /** What the Lease's times, its renewals and the wait for another run are measured on (default: the machine's). */
   clock?: Clock
+  /** Called once if the Lease is lost (another holder took it: this one's renewals did not come in time). */
+  onLost?: (warning: string) => void
 }
 
 /** A Lease this run holds: renewed in the background until release() deletes it. */
@@ -144,6 +146,7 @@ export class HeldLease {
       this.warnings.push(
         `lost ${this.where} to ${now?.spec?.holderIdentity ?? 'nobody (it was deleted)'}: this run could not renew it in time, so another run on the same scope may have worked beside it (every delete still carried its UID and resourceVersion preconditions)`
       )
+      this.request.onLost?.(this.warnings[this.warnings.length - 1])
     } catch (e) {
       // Transient failures were retried already; the Lease lasts 30 s, and the next renewal may work.
       if (!this.warnings.some((w) => w.startsWith(`could not renew ${this.where}`))) this.warnings.push(`could not renew ${this.where}: ${apiErrorMessage(e)}`)

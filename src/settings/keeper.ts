@@ -25,6 +25,8 @@ export interface KeeperSettings {
   maxLogBytes: number
   /** Jobs archived at once. */
   concurrency: number
+  /** Where its Lease is (one leader at a time); undefined: its kubeconfig context's namespace, in a pod its own. */
+  leaseNamespace?: string
   /** Where /healthz, /readyz and /metrics are served (port 0: any free port, printed). */
   listen: { host: string; port: number }
   /** The kubeconfig; undefined: KUBECONFIG, ~/.kube/config, or in a pod its ServiceAccount. */
@@ -43,6 +45,7 @@ export const KEEPER_FLAGS = [
   'max-log-bytes',
   'concurrency',
   'listen',
+  'lease-namespace',
   'kubeconfig',
   'context'
 ] as const
@@ -83,6 +86,9 @@ export function parseKeeperSettings(flags: KeeperFlags, env: NodeJS.ProcessEnv =
   const port = Number(match?.[2])
   if (!match || port > 65535) throw invalid('listen', listenText, 'host:port, e.g. 0.0.0.0:8080 (port 0: any free port)')
 
+  const leaseNamespace = flags['lease-namespace']?.trim() || undefined
+  if (leaseNamespace !== undefined && !isDnsLabel(leaseNamespace)) throw invalid('lease-namespace', leaseNamespace, 'a namespace name')
+
   const kubeconfig = flags.kubeconfig?.trim()
   return {
     namespaces: [...new Set(namespaces)],
@@ -92,6 +98,7 @@ export function parseKeeperSettings(flags: KeeperFlags, env: NodeJS.ProcessEnv =
     maxLogBytes,
     concurrency,
     listen: { host: match[1] || '0.0.0.0', port },
+    leaseNamespace,
     kubeconfig: kubeconfig ? readKubeconfigInput(kubeconfig, env, (p) => readFileSync(p, 'utf8'), existsSync) : undefined,
     context: flags.context?.trim() || undefined
   }
