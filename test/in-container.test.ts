@@ -18,7 +18,18 @@ import { startCluster, stopCluster, type Cluster } from './cluster/cluster.ts'
 import { jobSweeperImage, pushImage } from './cluster/images.ts'
 import { REAL_NODE_LABEL } from './cluster/node.ts'
 import { s3Env } from './cluster/s3.ts'
-import { coreApi, createJob, createNamespace, getJob, helm, helmAnnotations, kubectl, waitForJobCondition, type PodBehaviour } from './cluster/testenv.ts'
+import {
+  coreApi,
+  createJob,
+  createNamespace,
+  eventually,
+  getJob,
+  helm,
+  helmAnnotations,
+  kubectl,
+  waitForJobCondition,
+  type PodBehaviour
+} from './cluster/testenv.ts'
 import { createDecoys, missingDecoys } from './decoys.ts'
 import { imageRootfs } from './in-pod.ts'
 import { chart as demoChart } from './scenario.ts'
@@ -38,7 +49,7 @@ describeOnRealNode('job-sweeper from its image on the real node', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'in-container-'))
-    cluster = await startCluster(dir, () => {}, { serviceAccounts: true })
+    cluster = await startCluster(dir, () => {}, { serviceAccounts: true, controllers: ['deployment-controller', 'replicaset-controller'] })
     if (!cluster.realNode) throw new Error(`the suite's cluster has no real node: ${cluster.realNodeSkipped}`)
     node = cluster.realNode
     // testenv's clients, helm and kubectl act on this suite's cluster.
@@ -256,4 +267,88 @@ describeOnRealNode('job-sweeper from its image on the real node', () => {
     expect((await getJob(ns, `${release}-report-29012345`))?.metadata?.uid).toBe(report.metadata?.uid)
     expect(await missingDecoys(decoys)).toEqual([])
   }, 360_000)
+  test('the chart’s keeper (keeper.enabled), two replicas from the image on the real node: one leads, both ready; a Job post manages is archived to the bucket as soon as it finishes, before its TTL deletes it', async () => {
+    const home = await createNamespace('keeper-home')
+    const ns = await createNamespace('kept')
+    const otherNs = await createNamespace('kept-other')
+    const decoys = await createDecoys(ns, otherNs, 'app')
+    const s3 = s3Env(cluster.s3)
+    await coreApi().createNamespacedSecret({
+      namespace: home,
+      body: { metadata: { name: 'keeper-s3' }, stringData: { AWS_ACCESS_KEY_ID: s3.AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY: s3.AWS_SECRET_ACCESS_KEY } }
+    })
+    const prefix = `keeper-${home}`
+    const values = join(dir, 'keeper-values.yaml')
+    writeFileSync(
+      values,
+      JSON.stringify({
+        image: { repository: image.repository, digest: image.digest },
+        namespaces: [ns],
+        logs: { s3: `s3://${cluster.s3.bucket}/${prefix}`, s3Endpoint: node.s3Endpoint, region: cluster.s3.region, credentialsSecret: 'keeper-s3' },
+        keeper: { enabled: true, replicas: 2, holdDeadline: '2m' },
+        nodeSelector: { [REAL_NODE_LABEL]: 'true' },
+        tolerations: [{ key: REAL_NODE_LABEL, operator: 'Exists', effect: 'NoSchedule' }]
+      })
+    )
+    const installed = helm('install', 'keep', chart, '-n', home, '-f', values)
+    expect({ code: installed.code, stderr: installed.stderr }).toMatchObject({ code: 0 })
+    const keeperPods = async (): Promise<V1Pod[]> =>
+      (await coreApi().listNamespacedPod({ namespace: home, labelSelector: 'app.kubernetes.io/component=keeper' })).items
+    const ready = (pod: V1Pod): boolean => pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true
+    const pods = await eventually('both keepers ready (the leader, and the standby)', keeperPods, (p) => p.length === 2 && p.every(ready), 120_000).catch(
+      (e: unknown) => {
+        throw new Error(`${String(e)}\n${kubectl('describe', 'pods', '-n', home, '-l', 'app.kubernetes.io/component=keeper').stdout.slice(-3000)}`)
+      }
+    )
+    for (const pod of pods) expect(pod.spec?.nodeName).toBe(node.name)
+    const logsOf = (pod: V1Pod): string => kubectl('logs', '-n', home, pod.metadata?.name ?? '-').stdout
+    await eventually(
+      'one to lead',
+      async () => pods.map(logsOf),
+      (logs) => logs.filter((l) => l.includes('keeper: leading')).length === 1 && logs.filter((l) => l.includes('keeper: standby')).length === 1
+    )
+
+    // A migration post gave a 20s failure TTL: archived when it fails, then deleted by its TTL.
+    const job = await createJob({
+      namespace: ns,
+      name: 'app-migrate',
+      behaviour: 'fail',
+      runFor: '3s',
+      labels: { [MANAGED_LABEL]: 'true' },
+      ttlSecondsAfterFinished: 20
+    })
+    const archived = await eventually(
+      'the Job archived',
+      () => getJob(ns, 'app-migrate'),
+      (j) => j?.metadata?.annotations?.['job-sweeper.io/logs'] !== undefined,
+      90_000
+    )
+    expect(archived?.metadata?.annotations?.['job-sweeper.io/logs']).toBe(`s3://${cluster.s3.bucket}/${prefix}/${ns}/app-migrate/`)
+    expect(archived?.metadata?.finalizers ?? []).not.toContain('job-sweeper.io/logs')
+    await eventually(
+      'its TTL to delete it',
+      () => getJob(ns, 'app-migrate'),
+      (j) => j === undefined,
+      60_000
+    )
+    const client = new S3Client({
+      endpoint: cluster.s3.endpoint,
+      region: cluster.s3.region,
+      forcePathStyle: true,
+      credentials: { accessKeyId: s3.AWS_ACCESS_KEY_ID, secretAccessKey: s3.AWS_SECRET_ACCESS_KEY }
+    })
+    try {
+      const keys = await keysUnder(client, cluster.s3.bucket, `${prefix}/${ns}/app-migrate/`)
+      expect(keys).toContain(`${prefix}/${ns}/app-migrate/job.json`)
+      const main = keys.find((k) => k.endsWith('/main.log')) ?? ''
+      expect((await objectBytes(client, cluster.s3.bucket, main)).toString()).toContain('migrate: ERROR: relation "tuples" already exists') // kwok's pod.log
+      const record = JSON.parse((await objectBytes(client, cluster.s3.bucket, `${prefix}/${ns}/app-migrate/job.json`)).toString()) as { uid: string }
+      expect(record.uid).toBe(job.metadata?.uid)
+    } finally {
+      client.destroy()
+    }
+    expect(pods.map(logsOf).join('\n')).not.toContain(s3.AWS_SECRET_ACCESS_KEY)
+    expect(await missingDecoys(decoys)).toEqual([])
+    expect(helm('uninstall', 'keep', '-n', home).code).toBe(0)
+  }, 300_000)
 })

@@ -140,6 +140,8 @@ export interface ClusterOptions {
    * and a namespace's first pods would wait for its `default` ServiceAccount.
    */
   serviceAccounts?: boolean
+  /** Controllers of kube-controller-manager beside the suites' own (deployment-controller…), by their names there. */
+  controllers?: string[]
 }
 
 /**
@@ -147,7 +149,7 @@ export interface ClusterOptions {
  * a probe Job has run to completion on the fake node, i.e. once every component really works.
  */
 export async function startCluster(dir: string, log: (line: string) => void = () => {}, options: ClusterOptions = {}): Promise<Cluster> {
-  const { serviceAccounts = false } = options
+  const { serviceAccounts = false, controllers = [] } = options
   const bin = ensureBinaries()
   for (const sub of ['logs', 'pids', 'pki', 'etcd', 'kwok']) mkdirSync(join(dir, sub), { recursive: true })
   await stopRealNode(dir)
@@ -204,7 +206,14 @@ export async function startCluster(dir: string, log: (line: string) => void = ()
       `--kubeconfig=${kubeconfig}`,
       '--leader-elect=false',
       ...serving,
-      `--controllers=job-controller,ttl-after-finished-controller,garbage-collector-controller,namespace-controller${serviceAccounts ? ',serviceaccount-controller,root-ca-certificate-publisher-controller' : ''}`,
+      `--controllers=${[
+        'job-controller',
+        'ttl-after-finished-controller',
+        'garbage-collector-controller',
+        'namespace-controller',
+        ...(serviceAccounts ? ['serviceaccount-controller', 'root-ca-certificate-publisher-controller'] : []),
+        ...controllers
+      ].join(',')}`,
       ...(serviceAccounts ? [`--root-ca-file=${apiServerCertFile(dir)}`] : []),
       '--use-service-account-credentials=false',
       // At the default client limits (20 QPS, burst 30) the job controller needs ~16 minutes to
