@@ -160,7 +160,10 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
     }
   }
 
-  const gauges = setInterval(() => {
+  let counted = 0
+  const refreshGauges = (): void => {
+    metrics.apiRequests.inc(client.requests - counted)
+    counted = client.requests
     metrics.queueDepth.set(queue.size + queue.pending)
     const now = Date.now()
     let oldest = 0
@@ -169,10 +172,11 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
       if (at !== undefined) oldest = Math.max(oldest, (now - at) / 1000)
     }
     metrics.oldestUnarchived.set(oldest)
-  }, GAUGE_EVERY_MS)
+  }
+  const gauges = setInterval(refreshGauges, GAUGE_EVERY_MS)
 
   let leading = false
-  const server = await serve(settings, metrics, () => (leading ? (informers.every((i) => i.synced) ? 'leader' : undefined) : 'standby'))
+  const server = await serve(settings, metrics, refreshGauges, () => (leading ? (informers.every((i) => i.synced) ? 'leader' : undefined) : 'standby'))
   const address = server.address() as AddressInfo
   options.serving?.(`${address.address}:${address.port}`)
   log(
@@ -249,7 +253,7 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
 }
 
 /** /healthz (the process answers), /readyz (a standby, or the leader once every namespace's first list is in), /metrics. */
-function serve(settings: KeeperSettings, metrics: KeeperMetrics, ready: () => 'leader' | 'standby' | undefined): Promise<Server> {
+function serve(settings: KeeperSettings, metrics: KeeperMetrics, refresh: () => void, ready: () => 'leader' | 'standby' | undefined): Promise<Server> {
   const server = createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0]
     if (path === '/healthz') return void res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n')
@@ -258,6 +262,7 @@ function serve(settings: KeeperSettings, metrics: KeeperMetrics, ready: () => 'l
       return void res.writeHead(state ? 200 : 503, { 'content-type': 'text/plain' }).end(state ? `ok: ${state}\n` : 'leader, informers not synced\n')
     }
     if (path === '/metrics') {
+      refresh()
       metrics.registry.metrics().then(
         (text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text),
         (e: unknown) => res.writeHead(500).end(String(e))

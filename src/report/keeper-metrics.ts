@@ -23,6 +23,11 @@ export class KeeperMetrics {
     help: 'Jobs released unarchived when hold-deadline passed after their deletion',
     registers: [this.registry]
   })
+  readonly apiRequests = new Counter({
+    name: 'job_sweeper_keeper_api_requests_total',
+    help: 'Requests sent to the API server (each attempt counts)',
+    registers: [this.registry]
+  })
   readonly queueDepth = new Gauge({
     name: 'job_sweeper_keeper_queue_depth',
     help: 'Jobs waiting in the work queue or being worked on',

@@ -5,9 +5,10 @@
 // requests per Job (per object for preflight). Sizes: BENCH_JOBS (1000 per namespace), BENCH_SWEEP_SIZES (10000,50000
 // Jobs) in BENCH_SWEEP_NAMESPACES (50), kubectl beside the sweep up to BENCH_KUBECTL_UP_TO (50000),
 // BENCH_SWEEP_DELETE_JOBS (20000), ROUNDS (10), BENCH_PREFLIGHT_ROUNDS (3); BENCH_ONLY=prune,sweep,sweep-delete,wait,preflight picks
-// parts.
+// parts; keeper: the logs of BENCH_KEEPER_JOBS (1000) finished Jobs archived (vs raw PUTs, and kubectl logs + upload).
 import { benchCluster } from './finished-jobs.ts'
 import { mb, seconds } from './measure.ts'
+import { benchKeeper } from './keeper.ts'
 import { benchPreflight } from './preflight.ts'
 import { benchPrune } from './prune.ts'
 import { benchSweep, type SweepSize } from './sweep.ts'
@@ -21,7 +22,8 @@ const sweepNamespaces = Number(process.env.BENCH_SWEEP_NAMESPACES ?? 50)
 const sweepDeleteJobs = Number(process.env.BENCH_SWEEP_DELETE_JOBS ?? 20_000)
 const rounds = Number(process.env.ROUNDS ?? 10)
 const preflightRounds = Number(process.env.BENCH_PREFLIGHT_ROUNDS ?? 3)
-const only = new Set((process.env.BENCH_ONLY ?? 'prune,sweep,sweep-delete,wait,preflight').split(','))
+const keeperJobs = Number(process.env.BENCH_KEEPER_JOBS ?? 1000)
+const only = new Set((process.env.BENCH_ONLY ?? 'prune,sweep,sweep-delete,wait,preflight,keeper').split(','))
 const log = (line: string): void => void process.stderr.write(`[bench] ${line}\n`)
 const ratio = (a: number, b: number): string => `${(a / b).toFixed(2)}×`
 
@@ -92,6 +94,18 @@ try {
       `  job-sweeper (shared watch)    ${a.toFixed(0).padStart(5)} ms (max ${Math.max(...w.sweeper).toFixed(0)} ms)`,
       `  kubectl wait                  ${b.toFixed(0).padStart(5)} ms (max ${Math.max(...w.kubectl).toFixed(0)} ms)`,
       `  job-sweeper / kubectl wait: ${ratio(a, b)}`,
+      ''
+    )
+  }
+  if (only.has('keeper')) {
+    const k = await benchKeeper(cluster, keeperJobs, log)
+    const perJob = (requests: number): string => (requests / k.jobs).toFixed(2)
+    lines.push(
+      `keeper: the logs and job.json of ${k.jobs} finished Jobs archived to the S3 server, ${(k.keeper.bytes / k.jobs).toFixed(0)} bytes of log a Job (set-up: ${seconds(k.setupMs)})`,
+      `  job-sweeper keeper                ${seconds(k.keeper.wallMs).padStart(8)}  peak RSS ${mb(k.keeper.peakRssMb)}  ${perJob(k.keeper.requests)} requests/Job (hold, pods, log, 2 PUTs, annotate)`,
+      `  raw PUTs of the same objects, ${k.raw.concurrency} at a time ${seconds(k.raw.wallMs).padStart(8)}`,
+      `  kubectl logs job/… + upload, each ${seconds(k.script.wallMs).padStart(8)}  (timed over ${k.script.jobs} Jobs, scaled to ${k.jobs})`,
+      `  keeper / raw PUTs: ${ratio(k.keeper.wallMs, k.raw.wallMs)}; speed-up over the kubectl script: ${ratio(k.script.wallMs, k.keeper.wallMs)}`,
       ''
     )
   }

@@ -1,0 +1,91 @@
+// The keeper's actions on one Job (src/execute/keep.ts), over a scripted fake of the JobsClient
+// methods they use: the finalizer is written on the Job's current version, re-read after a
+// conflict, never dropping another controller's finalizer; a give-up records its Event first.
+import type { V1Job } from '@kubernetes/client-node'
+import type { JobEvent, JobsClient, Precondition } from '../../src/kube/client.ts'
+import { toJobRecord, type JobRecord } from '../../src/kube/job-record.ts'
+import { giveUp, setHold } from '../../src/execute/keep.ts'
+import { LOGS_FINALIZER } from '../../src/plan/keeper.ts'
+import { newJob } from './jobs.ts'
+
+interface Patch {
+  precondition: Precondition
+  patch: { metadata?: { finalizers?: string[] } }
+}
+
+/** A Job that another controller changes once (adds its finalizer) before the first patch lands. */
+function fakeClient(start: V1Job, changeFirst?: (job: V1Job) => V1Job): { client: JobsClient; patches: Patch[]; events: JobEvent[]; job: () => V1Job } {
+  let live: V1Job = { ...start, metadata: { ...start.metadata, resourceVersion: '1' } }
+  let changed = false
+  const patches: Patch[] = []
+  const events: JobEvent[] = []
+  const client = {
+    getJob: async (): Promise<V1Job | undefined> => live,
+    patchJob: async (_ns: string, _name: string, precondition: Precondition, patch: Patch['patch']): Promise<JobRecord | 'gone' | 'conflict'> => {
+      patches.push({ precondition, patch })
+      if (changeFirst && !changed) {
+        changed = true
+        live = changeFirst(live)
+        live = { ...live, metadata: { ...live.metadata, resourceVersion: '2' } }
+      }
+      if (precondition.resourceVersion !== live.metadata?.resourceVersion) return 'conflict'
+      live = {
+        ...live,
+        metadata: { ...live.metadata, ...patch.metadata, resourceVersion: String(Number(live.metadata?.resourceVersion) + 1) }
+      }
+      return toJobRecord(live)
+    },
+    recordEvent: async (_job: JobRecord, event: JobEvent): Promise<void> => void events.push(event)
+  } as unknown as JobsClient
+  return { client, patches, events, job: () => live }
+}
+
+const withVersion = (job: V1Job, resourceVersion: string): JobRecord => toJobRecord({ ...job, metadata: { ...job.metadata, resourceVersion } })
+
+test('hold: the finalizer is added on the version read, after the Job’s own', async () => {
+  const job = newJob({ name: 'j', status: 'running', finalizers: ['batch.kubernetes.io/job-tracking'] })
+  const { client, patches, job: live } = fakeClient(job)
+  expect(await setHold(client, withVersion(job, '1'), true)).toEqual({ done: true })
+  expect(patches).toHaveLength(1)
+  expect(patches[0].precondition).toEqual({ uid: 'uid-j', resourceVersion: '1' })
+  expect(live().metadata?.finalizers).toEqual(['batch.kubernetes.io/job-tracking', LOGS_FINALIZER])
+})
+
+test('release after a conflict: the Job is read again, and the finalizer another controller added meanwhile is kept', async () => {
+  const job = newJob({ name: 'j', status: 'failed', finalizers: [LOGS_FINALIZER] })
+  const {
+    client,
+    patches,
+    job: live
+  } = fakeClient(job, (j) => ({ ...j, metadata: { ...j.metadata, finalizers: [...(j.metadata?.finalizers ?? []), 'example.com/other'] } }))
+  expect(await setHold(client, withVersion(job, '1'), false)).toEqual({ done: true })
+  expect(patches.map((p) => [p.precondition.resourceVersion, p.patch.metadata?.finalizers])).toEqual([
+    ['1', []],
+    ['2', ['example.com/other']]
+  ])
+  expect(live().metadata?.finalizers).toEqual(['example.com/other'])
+})
+
+test('a Job already as wanted is not patched', async () => {
+  const job = newJob({ name: 'j', status: 'running', finalizers: [LOGS_FINALIZER] })
+  const { client, patches } = fakeClient(job)
+  await setHold(client, withVersion(job, '1'), true)
+  expect(patches).toEqual([])
+})
+
+test('give-up: a Warning Event says what was not saved, then the finalizer goes', async () => {
+  const job = newJob({ name: 'j', status: 'terminating', finalizers: [LOGS_FINALIZER] })
+  const { client, events, job: live } = fakeClient(job)
+  await giveUp(client, withVersion(job, '1'), { action: 'give-up', reason: 'its deletion was asked more than 3600s ago (hold-deadline)' }, 's3://logs/k', [
+    "cannot save the log of j-x/main: logs-dir 's3://logs/k': … refused: 403 AccessDenied"
+  ])
+  expect(events).toEqual([
+    {
+      type: 'Warning',
+      reason: 'LogsNotArchived',
+      message:
+        "job-sweeper keeper: its logs were not archived to s3://logs/k: cannot save the log of j-x/main: logs-dir 's3://logs/k': … refused: 403 AccessDenied. Released unarchived: its deletion was asked more than 3600s ago (hold-deadline)."
+    }
+  ])
+  expect(live().metadata?.finalizers).toEqual([])
+})
