@@ -172,7 +172,7 @@ testOnRealNode('wait-for-jobs on a new Job that never starts: the step fails wel
   expect(run.code).toBe(1)
   expect(run.stdout).toMatch(
     new RegExp(
-      `::error::Job ${ns}/${release}-migrate never started: (ImagePullBackOff|ErrImagePull) \\(${escapeRegExp(missingImage('app:1.2.4'))}\\); Events: pod ${release}-migrate-\\S+ Failed: Failed to pull image .*: no longer waited for after \\d+s of wait-for-jobs 3m; it keeps the upper-bound TTL`
+      `::error::Job ${ns}/${release}-migrate never started: (ImagePullBackOff|ErrImagePull) \\(${escapeRegExp(missingImage('app:1.2.4'))}(: not found)?\\); Events: pod ${release}-migrate-\\S+ Failed: Failed to pull image .*: no longer waited for after \\d+s of wait-for-jobs 3m; it keeps the upper-bound TTL`
     )
   )
   expect(outputNames(run, 'waited')).toEqual([`${release}-migrate`, `${release}-seed`])

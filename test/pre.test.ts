@@ -317,7 +317,7 @@ describe('Jobs that never started', () => {
       )
       // The real kubelet goes from ErrImagePull (a pull) to ImagePullBackOff (the wait before the next).
       expect(reasonOf(run, `${release}-seed`)).toMatch(
-        new RegExp(`^never started: (ImagePullBackOff|ErrImagePull) \\(${escapeRegExp(missingImage('app:1.2.3'))}\\)`)
+        new RegExp(`^never started: (ImagePullBackOff|ErrImagePull) \\(${escapeRegExp(missingImage('app:1.2.3'))}(: not found)?\\)`)
       )
       expect(JSON.parse(run.outputs.pruned).map((j: { name: string; status: string }) => [j.name, j.status])).toEqual([
         [`${release}-migrate`, 'stuck'],

@@ -146,7 +146,7 @@ describe('Events in the reason a waited Job never started (list on events)', () 
   testOnRealNode('with the Role, the kubelet’s Event says why the image was not pulled', async () => {
     await jobThatCannotPull('pull-a')
     const { reason, stdout } = await preReason('pull-a', kubeconfigYaml)
-    expect(reason).toMatch(new RegExp(`never started: (ImagePullBackOff|ErrImagePull) \\(${escapeRegExp(image)}\\); Events: pod pull-a-`))
+    expect(reason).toMatch(new RegExp(`never started: (ImagePullBackOff|ErrImagePull) \\(${escapeRegExp(image)}(: not found)?\\); Events: pod pull-a-`))
     // containerd's answer, as the real kubelet records it; the pod's status says only ImagePullBackOff.
     expect(reason).toMatch(
       new RegExp(
@@ -168,7 +168,7 @@ describe('Events in the reason a waited Job never started (list on events)', () 
     expect(kubectl('auth', 'can-i', 'list', 'events', '-n', ns, `--as=system:serviceaccount:${ns}:no-events`).stdout.trim()).toBe('no')
     await jobThatCannotPull('pull-b')
     const { reason, stdout } = await preReason('pull-b', tokenKubeconfig(ns, 'no-events').kubeconfig)
-    expect(reason).toMatch(new RegExp(`^never started: (ImagePullBackOff|ErrImagePull) \\(${escapeRegExp(image)}\\); nothing ran`))
+    expect(reason).toMatch(new RegExp(`^never started: (ImagePullBackOff|ErrImagePull) \\(${escapeRegExp(image)}(: not found)?\\); nothing ran`))
     expect(reason).not.toContain('Events')
     expect(stdout.split('\n').filter((l) => l.startsWith('failure reasons come without Events:'))).toEqual([
       expect.stringContaining('cannot list resource "events"')
