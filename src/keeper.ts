@@ -10,11 +10,11 @@ import type { AddressInfo } from 'node:net'
 import { KubeJobsClient } from './kube/client.ts'
 import { apiErrorMessage } from './kube/errors.ts'
 import { JobInformer } from './kube/informer.ts'
-import { toJobRecord, type JobRecord } from './kube/job-record.ts'
+import type { JobRecord } from './kube/job-record.ts'
 import { loadKubeConfig } from './kube/kubeconfig.ts'
 import { runIdentity, takeLeases } from './kube/lease.ts'
 import { DEFAULT_RETRY } from './kube/retry.ts'
-import { archiveJob, giveUp, setHold } from './execute/keep.ts'
+import { archiveJob, giveUp, setHold, type KeepOutcome } from './execute/keep.ts'
 import { holdEndsAt, isArchived, isHeld, keeperStep } from './plan/keeper.ts'
 import { finishedAt, isFinished } from './plan/predicates.ts'
 import { failureReason, KeeperMetrics } from './report/keeper-metrics.ts'
@@ -110,18 +110,28 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
     entry.again = false
     let job: JobRecord | undefined
     try {
-      const fresh = await client.getJob(entry.namespace, entry.name)
-      job = fresh?.metadata?.uid === uid ? toJobRecord(fresh) : undefined
+      // The informer's copy: every write carries its resourceVersion, and a conflict reads the Job again.
+      job = seen.get(uid)
       if (job === undefined) return
+      // After a write, the Job as it left it, unless the informer has brought a change since.
+      const read = job.metadata?.resourceVersion
+      const remember = (outcome: KeepOutcome): void => {
+        if (outcome.job && seen.get(uid)?.metadata?.resourceVersion === read) seen.set(uid, outcome.job)
+      }
       const step = keeperStep(job, new Date(), settings.holdDeadlineSeconds)
       switch (step.action) {
-        case 'hold':
-          await setHold(client, job, true)
-          metrics.held.inc()
-          log(`held ${jobName(job)}: ${step.reason}`)
+        case 'hold': {
+          const outcome = await setHold(client, job, true)
+          remember(outcome)
+          if (outcome.changed) {
+            metrics.held.inc()
+            log(`held ${jobName(job)}: ${step.reason}`)
+          }
           break
+        }
         case 'archive': {
           const outcome = await archiveJob(client, sink, job, keep, () => new Date())
+          remember(outcome)
           if (outcome.done) {
             metrics.archived.inc()
             metrics.bytes.inc(outcome.bytes ?? 0)
@@ -137,7 +147,7 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
           break
         }
         case 'release':
-          await setHold(client, job, false)
+          remember(await setHold(client, job, false))
           log(`released ${jobName(job)}: ${step.reason}`)
           break
         case 'give-up':

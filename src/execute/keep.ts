@@ -20,6 +20,10 @@ export interface KeepOutcome {
   done: boolean
   /** The Job is gone (deleted, or replaced by another of its name). */
   gone?: boolean
+  /** The Job as the last write left it (the informer's next event says the same, or newer). */
+  job?: JobRecord
+  /** A write was made (the Job was not already as wanted). */
+  changed?: boolean
   /** archive: the bytes of logs saved. */
   bytes?: number
   /** archive: what could not be saved (the Job stays held, and the archive is tried again). */
@@ -30,14 +34,14 @@ const ATTEMPTS = 5
 
 /**
  * Patches the Job (its finalizers as `finalizers(job)` says, and `annotations`) on its current
- * version, reading it again after a conflict. Returns the patched Job, or 'gone'.
+ * version, reading it again after a conflict. Returns the Job as it is now, whether it was patched, or 'gone'.
  */
 async function patchCurrent(
   client: JobsClient,
   job: JobRecord,
   finalizers: (job: JobRecord) => string[] | undefined,
   annotations?: Record<string, string>
-): Promise<JobRecord | 'gone'> {
+): Promise<{ job: JobRecord; changed: boolean } | 'gone'> {
   const namespace = job.metadata?.namespace ?? ''
   const name = job.metadata?.name ?? ''
   const uid = job.metadata?.uid ?? ''
@@ -46,7 +50,7 @@ async function patchCurrent(
     const wanted = finalizers(current)
     const same = wanted === undefined || JSON.stringify(wanted) === JSON.stringify(current.metadata?.finalizers ?? [])
     const annotated = annotations === undefined || Object.entries(annotations).every(([k, v]) => current.metadata?.annotations?.[k] === v)
-    if (same && annotated) return current
+    if (same && annotated) return { job: current, changed: false }
     const patched = await client.patchJob(
       namespace,
       name,
@@ -54,7 +58,7 @@ async function patchCurrent(
       { metadata: { ...(same ? {} : { finalizers: wanted }), ...(annotations ? { annotations } : {}) } }
     )
     if (patched === 'gone') return 'gone'
-    if (patched !== 'conflict') return patched
+    if (patched !== 'conflict') return { job: patched, changed: true }
     if (attempt >= ATTEMPTS) throw new Error(`Job ${namespace}/${name} kept changing: ${ATTEMPTS} patches conflicted`)
     const fresh = await client.getJob(namespace, name)
     if (fresh === undefined || fresh.metadata?.uid !== uid) return 'gone'
@@ -65,7 +69,7 @@ async function patchCurrent(
 /** Adds or removes the keeper's finalizer. */
 export async function setHold(client: JobsClient, job: JobRecord, present: boolean): Promise<KeepOutcome> {
   const patched = await patchCurrent(client, job, (j) => withFinalizer(j, present))
-  return patched === 'gone' ? { done: true, gone: true } : { done: true }
+  return patched === 'gone' ? { done: true, gone: true } : { done: true, job: patched.job, changed: patched.changed }
 }
 
 /**
@@ -87,7 +91,7 @@ export async function archiveJob(client: JobsClient, sink: LogSink, job: JobReco
     [ARCHIVE_ANNOTATION.at]: now().toISOString()
   }
   const patched = await patchCurrent(client, job, (j) => (isHeld(j) ? withFinalizer(j, false) : undefined), annotations)
-  return { done: true, gone: patched === 'gone', bytes }
+  return patched === 'gone' ? { done: true, gone: true, bytes } : { done: true, bytes, job: patched.job, changed: patched.changed }
 }
 
 /**

@@ -5,7 +5,7 @@
 // requests per Job (per object for preflight). Sizes: BENCH_JOBS (1000 per namespace), BENCH_SWEEP_SIZES (10000,50000
 // Jobs) in BENCH_SWEEP_NAMESPACES (50), kubectl beside the sweep up to BENCH_KUBECTL_UP_TO (50000),
 // BENCH_SWEEP_DELETE_JOBS (20000), ROUNDS (10), BENCH_PREFLIGHT_ROUNDS (3); BENCH_ONLY=prune,sweep,sweep-delete,wait,preflight picks
-// parts; keeper: the logs of BENCH_KEEPER_JOBS (1000) finished Jobs archived (vs raw PUTs, and kubectl logs + upload).
+// parts; keeper: the logs of BENCH_KEEPER_JOBS (1000) finished Jobs archived at BENCH_KEEPER_CONCURRENCY (4) (vs raw PUTs, and kubectl logs + upload).
 import { benchCluster } from './finished-jobs.ts'
 import { mb, seconds } from './measure.ts'
 import { benchKeeper } from './keeper.ts'

@@ -22,7 +22,7 @@ export interface KeeperFigures {
 }
 
 const MANAGED = { 'job-sweeper.io/managed': 'true' }
-const CONCURRENCY = 4
+const CONCURRENCY = Number(process.env.BENCH_KEEPER_CONCURRENCY ?? 4)
 /** The script baseline runs on this many Jobs and is scaled to N (a kubectl process per Job is slow). */
 const SCRIPT_SAMPLE = 100
 

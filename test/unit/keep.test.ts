@@ -45,7 +45,7 @@ const withVersion = (job: V1Job, resourceVersion: string): JobRecord => toJobRec
 test('hold: the finalizer is added on the version read, after the Job’s own', async () => {
   const job = newJob({ name: 'j', status: 'running', finalizers: ['batch.kubernetes.io/job-tracking'] })
   const { client, patches, job: live } = fakeClient(job)
-  expect(await setHold(client, withVersion(job, '1'), true)).toEqual({ done: true })
+  expect(await setHold(client, withVersion(job, '1'), true)).toMatchObject({ done: true, changed: true })
   expect(patches).toHaveLength(1)
   expect(patches[0].precondition).toEqual({ uid: 'uid-j', resourceVersion: '1' })
   expect(live().metadata?.finalizers).toEqual(['batch.kubernetes.io/job-tracking', LOGS_FINALIZER])
@@ -58,7 +58,7 @@ test('release after a conflict: the Job is read again, and the finalizer another
     patches,
     job: live
   } = fakeClient(job, (j) => ({ ...j, metadata: { ...j.metadata, finalizers: [...(j.metadata?.finalizers ?? []), 'example.com/other'] } }))
-  expect(await setHold(client, withVersion(job, '1'), false)).toEqual({ done: true })
+  expect(await setHold(client, withVersion(job, '1'), false)).toMatchObject({ done: true, changed: true })
   expect(patches.map((p) => [p.precondition.resourceVersion, p.patch.metadata?.finalizers])).toEqual([
     ['1', []],
     ['2', ['example.com/other']]
@@ -69,7 +69,7 @@ test('release after a conflict: the Job is read again, and the finalizer another
 test('a Job already as wanted is not patched', async () => {
   const job = newJob({ name: 'j', status: 'running', finalizers: [LOGS_FINALIZER] })
   const { client, patches } = fakeClient(job)
-  await setHold(client, withVersion(job, '1'), true)
+  expect(await setHold(client, withVersion(job, '1'), true)).toMatchObject({ done: true, changed: false })
   expect(patches).toEqual([])
 })
 
