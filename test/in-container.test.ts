@@ -68,6 +68,29 @@ describeOnRealNode('job-sweeper from its image on the real node', () => {
     }
   }, 120_000)
 
+  /** What the bucket holds of a Job under `prefix`: its job.json and its container's log (empty when there is none). */
+  async function inBucket(prefix: string, namespace: string, job: string, container: string): Promise<{ log: string; jobFile?: { uid?: string } }> {
+    const s3 = s3Env(cluster.s3)
+    const client = new S3Client({
+      endpoint: cluster.s3.endpoint,
+      region: cluster.s3.region,
+      forcePathStyle: true,
+      credentials: { accessKeyId: s3.AWS_ACCESS_KEY_ID, secretAccessKey: s3.AWS_SECRET_ACCESS_KEY }
+    })
+    try {
+      const folder = `${prefix}/${namespace}/${job}/`
+      const keys = await keysUnder(client, cluster.s3.bucket, folder)
+      const logKey = keys.find((k) => k.endsWith(`/${container}.log`))
+      const log = logKey ? (await objectBytes(client, cluster.s3.bucket, logKey)).toString() : ''
+      const jobFile = keys.includes(`${folder}job.json`)
+        ? (JSON.parse((await objectBytes(client, cluster.s3.bucket, `${folder}job.json`)).toString()) as { uid?: string })
+        : undefined
+      return { log, jobFile }
+    } finally {
+      client.destroy()
+    }
+  }
+
   /** An expired Job (its retention 1s), labelled as post labels them unless `managed` is false, finished. */
   async function expiredJob(namespace: string, name: string, behaviour: PodBehaviour = 'fail', managed = true): Promise<string> {
     const key = behaviour === 'fail' ? ANNOTATION.failureGrace : ANNOTATION.ttl
@@ -144,20 +167,9 @@ describeOnRealNode('job-sweeper from its image on the real node', () => {
     expect(await missingDecoys(decoys)).toEqual([])
 
     // The failed Job's log, in the bucket: uploaded from the container through the node's network.
-    const client = new S3Client({
-      endpoint: cluster.s3.endpoint,
-      region: cluster.s3.region,
-      forcePathStyle: true,
-      credentials: { accessKeyId: s3.AWS_ACCESS_KEY_ID, secretAccessKey: s3.AWS_SECRET_ACCESS_KEY }
-    })
-    try {
-      const keys = await keysUnder(client, cluster.s3.bucket, `${prefix}/${ns}/expired-failed/`)
-      expect(keys).toContain(`${prefix}/${ns}/expired-failed/job.json`)
-      const main = keys.find((k) => k.endsWith('/main.log')) ?? ''
-      expect((await objectBytes(client, cluster.s3.bucket, main)).toString()).toContain('migrate: ERROR: relation "tuples" already exists') // kwok's pod.log
-    } finally {
-      client.destroy()
-    }
+    const saved = await inBucket(prefix, ns, 'expired-failed', 'main')
+    expect(saved.jobFile).toBeDefined()
+    expect(saved.log).toContain('migrate: ERROR: relation "tuples" already exists') // kwok's pod.log
   }, 240_000)
 
   test('the pre-upgrade hook (examples/pre-upgrade-hook.yaml) in a chart, from the image on the real node, under helm upgrade with Helm’s default timeout: it clears the release’s migration Jobs, the upgrade goes through, the failed one’s log is in the bucket and the hook’s pod log stays', async () => {
@@ -246,22 +258,9 @@ describeOnRealNode('job-sweeper from its image on the real node', () => {
     expect(log).not.toContain(s3.AWS_SECRET_ACCESS_KEY)
 
     // The failed seed's log, as its container wrote it, in the bucket: it outlives the hook's pod.
-    const client = new S3Client({
-      endpoint: cluster.s3.endpoint,
-      region: cluster.s3.region,
-      forcePathStyle: true,
-      credentials: { accessKeyId: s3.AWS_ACCESS_KEY_ID, secretAccessKey: s3.AWS_SECRET_ACCESS_KEY }
-    })
-    try {
-      const keys = await keysUnder(client, cluster.s3.bucket, `${prefix}/${ns}/${release}-seed/`)
-      expect(keys).toContain(`${prefix}/${ns}/${release}-seed/job.json`)
-      const saved = keys.find((k) => k.endsWith('/seed.log')) ?? ''
-      expect((await objectBytes(client, cluster.s3.bucket, saved)).toString()).toBe(
-        'seed: loading fixtures for version 1\nseed: ERROR: duplicate key value violates unique constraint "users_pkey"\n'
-      )
-    } finally {
-      client.destroy()
-    }
+    const saved = await inBucket(prefix, ns, `${release}-seed`, 'seed')
+    expect(saved.jobFile).toBeDefined()
+    expect(saved.log).toBe('seed: loading fixtures for version 1\nseed: ERROR: duplicate key value violates unique constraint "users_pkey"\n')
     // The release's own hook Job, the decoys (a hook Job, another release, another namespace, a running Job) stay.
     expect(await getJob(ns, `${release}-hook`)).toBeDefined()
     expect((await getJob(ns, `${release}-report-29012345`))?.metadata?.uid).toBe(report.metadata?.uid)
@@ -331,22 +330,9 @@ describeOnRealNode('job-sweeper from its image on the real node', () => {
       (j) => j === undefined,
       60_000
     )
-    const client = new S3Client({
-      endpoint: cluster.s3.endpoint,
-      region: cluster.s3.region,
-      forcePathStyle: true,
-      credentials: { accessKeyId: s3.AWS_ACCESS_KEY_ID, secretAccessKey: s3.AWS_SECRET_ACCESS_KEY }
-    })
-    try {
-      const keys = await keysUnder(client, cluster.s3.bucket, `${prefix}/${ns}/app-migrate/`)
-      expect(keys).toContain(`${prefix}/${ns}/app-migrate/job.json`)
-      const main = keys.find((k) => k.endsWith('/main.log')) ?? ''
-      expect((await objectBytes(client, cluster.s3.bucket, main)).toString()).toContain('migrate: ERROR: relation "tuples" already exists') // kwok's pod.log
-      const record = JSON.parse((await objectBytes(client, cluster.s3.bucket, `${prefix}/${ns}/app-migrate/job.json`)).toString()) as { uid: string }
-      expect(record.uid).toBe(job.metadata?.uid)
-    } finally {
-      client.destroy()
-    }
+    const saved = await inBucket(prefix, ns, 'app-migrate', 'main')
+    expect(saved.log).toContain('migrate: ERROR: relation "tuples" already exists') // kwok's pod.log
+    expect(saved.jobFile?.uid).toBe(job.metadata?.uid)
     expect(pods.map(logsOf).join('\n')).not.toContain(s3.AWS_SECRET_ACCESS_KEY)
     expect(await missingDecoys(decoys)).toEqual([])
     expect(helm('uninstall', 'keep', '-n', home).code).toBe(0)

@@ -55,6 +55,9 @@ function restartingOnce(then: string): Partial<V1PodSpec> {
   }
 }
 
+/** A migration's shell script whose log is over 20 MiB: 400,000 numbered lines of about 60 bytes, then an error. */
+const OVER_20_MIB = `seq 1 400000 | sed 's/$/ migrate: row copied from the big table, still copying ......./'; echo 'migrate: out of disk'; exit 1`
+
 const sh = (script: string): { image: string; command: string[] } => ({ image, command: ['sh', '-c', script] })
 
 async function podOf(namespace: string, job: V1Job): Promise<string> {
@@ -371,12 +374,11 @@ describeOnRealNode('on a real node', () => {
     const mib = 20
     const job = await batchApi().createNamespacedJob({
       namespace: ns,
-      // Numbered lines of about 60 bytes: 400,000 of them are over 20 MiB; then an error.
       body: realJob(ns, name, {
         containers: [
           {
             name: 'main',
-            ...sh(`seq 1 400000 | sed 's/$/ migrate: row copied from the big table, still copying ......./'; echo 'migrate: out of disk'; exit 1`)
+            ...sh(OVER_20_MIB)
           }
         ]
       })
@@ -546,6 +548,7 @@ describeOnRealNode('on a real node', () => {
       await proxy.close()
     }
   }, 120_000)
+
   test('a Job deleted while its harvest streams (someone else deletes it and its pod mid-read): the kubelet’s read goes on to the end of the log it opened, so the log is saved whole, byte for byte; the Job is reported already gone, not a failure', async () => {
     const name = `${release}-migrate`
     const job = await batchApi().createNamespacedJob({
@@ -554,7 +557,7 @@ describeOnRealNode('on a real node', () => {
         containers: [
           {
             name: 'main',
-            ...sh(`seq 1 400000 | sed 's/$/ migrate: row copied from the big table, still copying ......./'; echo 'migrate: out of disk'; exit 1`)
+            ...sh(OVER_20_MIB)
           }
         ],
         terminationGracePeriodSeconds: 1
