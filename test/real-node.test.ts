@@ -577,8 +577,10 @@ describeOnRealNode('on a real node', () => {
       (size) => size > 0,
       30_000
     )
-    await batchApi().deleteNamespacedJob({ namespace: ns, name, propagationPolicy: 'Background' })
+    // The pod first (at once), then the Job: with the Job deleted first, the garbage collector may
+    // delete the pod before this test does. The Job had failed: no new pod replaces it.
     await coreApi().deleteNamespacedPod({ namespace: ns, name: pod, gracePeriodSeconds: 0 })
+    await batchApi().deleteNamespacedJob({ namespace: ns, name, propagationPolicy: 'Background' })
     expect(existsSync(partial)).toBe(true) // deleted mid-read: the read was still under way
     // The pod is gone from the API and its container from the node while the read goes on.
     await eventually(
