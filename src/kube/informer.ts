@@ -278,9 +278,11 @@ export class JobInformer {
     const metadata = (object.metadata ?? {}) as { name?: string; resourceVersion?: string }
     if (metadata.resourceVersion) this.resourceVersion = metadata.resourceVersion
     if (type === 'BOOKMARK') return
+    const t = this.tracked.get(metadata.name ?? '')
+    // A run's wait follows a few Jobs of a busy namespace: the others' events are not decoded.
+    if (!t && !this.listener) return
     const job = toJobRecord(object as V1Job)
     if (this.listener && (type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED')) this.listener.change(type, job)
-    const t = this.tracked.get(metadata.name ?? '')
     if (!t) return
     if (type === 'DELETED') {
       if (job.metadata?.uid === t.uid) this.update(t, undefined)
