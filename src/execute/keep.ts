@@ -79,7 +79,7 @@ export async function setHold(client: JobsClient, job: JobRecord, present: boole
  */
 export async function archiveJob(client: JobsClient, sink: LogSink, job: JobRecord, keep: LogKeep, now: () => Date): Promise<KeepOutcome> {
   const subject = { namespace: job.metadata?.namespace ?? '', name: job.metadata?.name ?? '', uid: job.metadata?.uid ?? '' }
-  const harvest = await harvestLogs(client, subject, sink, keep)
+  const harvest = await harvestLogs(client, { ...subject, resourceVersion: job.metadata?.resourceVersion }, sink, keep)
   const fileFailure = await saveJobFile(client, sink, { ...subject, status: jobStatus(job), job }, harvest, { phase: 'keeper', at: now() })
   const failures = [...harvest.logs.failures, ...(fileFailure ? [fileFailure] : [])]
   const bytes = harvest.logs.files.reduce((sum, f) => sum + f.bytes, 0)

@@ -52,6 +52,8 @@ export interface LogSource {
   namespace: string
   name: string
   uid: string
+  /** The Job's resourceVersion as the caller saw it: its pods are listed no older than that (from the API server's cache). */
+  resourceVersion?: string
 }
 
 /** The logs of one pod to read (each container that ran, and its previous run), and the containers that never ran. */
@@ -112,7 +114,7 @@ export async function harvestLogs(client: JobsClient, job: LogSource, sink: LogS
   const logs: HarvestedLogs = { files: [], failures: [], neverRan, tails: keep.lastLines > 0 ? [] : undefined }
   let pods: V1Pod[]
   try {
-    pods = await client.listPodsOfJob(job.namespace, job.uid)
+    pods = await client.listPodsOfJob(job.namespace, job.uid, job.resourceVersion)
   } catch (e) {
     if (e instanceof ClusterUnreachable) throw e
     logs.failures.push(`cannot list its pods: ${apiErrorMessage(e)}`)

@@ -82,8 +82,12 @@ export interface JobsClient extends ClusterObjects {
   dryRunJob(namespace: string, job: V1Job, method: DryRunMethod): Promise<DryRunAnswer>
   /** Starts a watch of the namespace's Jobs from `resourceVersion`, with bookmarks; `done` gets how it ended. */
   watchJobs(namespace: string, resourceVersion: string, handler: WatchHandler, done: (error: unknown) => void): Promise<{ abort(): void }>
-  /** The pods the Job controller created for the Job with this UID. */
-  listPodsOfJob(namespace: string, jobUid: string): Promise<V1Pod[]>
+  /**
+   * The pods the Job controller created for the Job with this UID. With `notOlderThan` (the
+   * resourceVersion of the Job as the caller saw it), a list from the API server's cache no older
+   * than that Job, without a read from etcd.
+   */
+  listPodsOfJob(namespace: string, jobUid: string, notOlderThan?: string): Promise<V1Pod[]>
   /** The pods of every Job with these UIDs in the namespace: one list per 50 Jobs (label selector `controller-uid in (…)`), not one per Job. */
   listPodsOfJobs(namespace: string, jobUids: string[]): Promise<V1Pod[]>
   /**

@@ -419,8 +419,8 @@ export class FakeJobsClient implements JobsClient {
     return this.watches.size
   }
 
-  listPodsOfJob(namespace: string, jobUid: string): Promise<V1Pod[]> {
-    return this.answer('listPodsOfJob', [namespace, jobUid], async () => this.podsOf(namespace, [jobUid]))
+  listPodsOfJob(namespace: string, jobUid: string, notOlderThan?: string): Promise<V1Pod[]> {
+    return this.answer('listPodsOfJob', notOlderThan === undefined ? [namespace, jobUid] : [namespace, jobUid, notOlderThan], async () => this.podsOf(namespace, [jobUid]))
   }
 
   listPodsOfJobs(namespace: string, jobUids: string[]): Promise<V1Pod[]> {

@@ -4,8 +4,9 @@
 import type { V1Job } from '@kubernetes/client-node'
 import type { JobEvent, JobsClient, Precondition } from '../../src/kube/client.ts'
 import { toJobRecord, type JobRecord } from '../../src/kube/job-record.ts'
-import { giveUp, setHold } from '../../src/execute/keep.ts'
-import { LOGS_FINALIZER } from '../../src/plan/keeper.ts'
+import { archiveJob, giveUp, setHold } from '../../src/execute/keep.ts'
+import type { LogSink } from '../../src/store/sink.ts'
+import { ARCHIVE_ANNOTATION, LOGS_FINALIZER } from '../../src/plan/keeper.ts'
 import { newJob } from './jobs.ts'
 
 interface Patch {
@@ -88,4 +89,23 @@ test('give-up: a Warning Event says what was not saved, then the finalizer goes'
     }
   ])
   expect(live().metadata?.finalizers).toEqual([])
+})
+
+test('archive: the pods are listed no older than the Job as the keeper saw it (from the API server’s cache), then the finalizer goes with the annotations', async () => {
+  const job = newJob({ name: 'j', status: 'succeeded', finalizers: [LOGS_FINALIZER] })
+  const { client, job: live } = fakeClient(job)
+  const podLists: unknown[][] = []
+  Object.assign(client, { listPodsOfJob: async (...args: unknown[]) => void podLists.push(args) ?? [] })
+  const stored: string[] = []
+  const sink: LogSink = {
+    where: 's3://logs/k',
+    open: async (key) => ({ write: async (body) => void (await body.toArray(), stored.push(key)), discard: async () => undefined }),
+    close: async () => undefined
+  }
+  const outcome = await archiveJob(client, sink, withVersion(job, '1'), { maxBytes: 1024, lastLines: 0 }, () => new Date('2026-12-04T12:00:00Z'))
+  expect(outcome).toMatchObject({ done: true, changed: true })
+  expect(podLists).toEqual([['prod', 'uid-j', '1']])
+  expect(stored).toEqual(['prod/j/job.json'])
+  expect(live().metadata?.finalizers).toEqual([])
+  expect(live().metadata?.annotations).toMatchObject({ [ARCHIVE_ANNOTATION.where]: 's3://logs/k/prod/j/', [ARCHIVE_ANNOTATION.state]: 'complete' })
 })
