@@ -20,6 +20,8 @@ export interface FinishedJobsOptions {
   labels?: Record<string, string>
   /** For example a release's `meta.helm.sh/release-name` and `…-namespace`. */
   annotations?: Record<string, string>
+  /** The container's name (kwok's log for it: LOG_64K_CONTAINER logs 64 KiB). Default `main`. */
+  container?: string
   /** Create requests in flight at once. Default 50. */
   concurrency?: number
   /** Give up waiting for the Jobs to finish after this long. Default 10 minutes. */
@@ -115,6 +117,7 @@ export async function createFinishedJobs(kc: KubeConfig, namespace: string, n: n
     while (next < names.length) {
       const name = names[next++]
       const body = jobManifest({ namespace, name, behaviour, labels: options.labels, annotations: options.annotations })
+      if (options.container) for (const c of body.spec?.template.spec?.containers ?? []) c.name = options.container
       await batch.createNamespacedJob({ namespace, body })
     }
   }

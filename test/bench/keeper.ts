@@ -1,15 +1,22 @@
-// Keeper benchmark: the logs and job.json of N finished Jobs archived to the cluster's S3 server,
-// side by side with the same bytes PUT raw by the same SDK at the keeper's concurrency (the floor),
-// and with what a user would script instead: `kubectl logs job/<name>` for each Job, then an
-// upload. The keeper (the bundled CLI) starts over the N Jobs, holds each, archives it and lets it
-// go; it is timed until every Job carries its archive annotation. Peak RSS is the process's
-// VmHWM; requests come from its /metrics (job_sweeper_keeper_api_requests_total).
+// Keeper benchmark, two parts.
+// - Catching up: the logs (64 KiB each: kwok's LOG_64K_CONTAINER) and job.json of N finished Jobs
+//   archived to the cluster's S3 server, side by side with the same bytes PUT raw by the same SDK
+//   at the keeper's concurrency, and with what a user would script instead: `kubectl logs
+//   job/<name>` for each Job, then an upload. The keeper (the bundled CLI) starts over the N Jobs,
+//   holds each, archives it and lets it go; it is timed until every Job carries its archive
+//   annotation.
+// - Keeping up: the keeper runs first; N Jobs are created suspended (each held while it waits),
+//   then all let run at once. Per Job, the time from its Complete condition to its archive
+//   annotation, both as one watch sees them: the median and the 99th percentile.
+// Peak RSS is the process's VmHWM; requests come from its /metrics (job_sweeper_keeper_api_requests_total).
 import { spawn, spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
-import { BatchV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node'
+import { BatchV1Api, CoreV1Api, KubeConfig, Watch, type V1Job } from '@kubernetes/client-node'
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3'
 import type { Cluster } from '../cluster/cluster.ts'
+import { LOG_64K, LOG_64K_CONTAINER } from '../cluster/kwok.ts'
 import { s3Env } from '../cluster/s3.ts'
+import { jobManifest } from '../cluster/testenv.ts'
 import { createFinishedJobs } from './finished-jobs.ts'
 import { CLI } from './measure.ts'
 
@@ -19,6 +26,8 @@ export interface KeeperFigures {
   keeper: { wallMs: number; peakRssMb: number; requests: number; bytes: number }
   raw: { wallMs: number; objects: number; concurrency: number }
   script: { wallMs: number; jobs: number }
+  /** Keeping up: N Jobs let run at once under a running keeper. */
+  live: { jobs: number; medianMs: number; p99Ms: number; maxMs: number; peakRssMb: number }
 }
 
 const MANAGED = { 'job-sweeper.io/managed': 'true' }
@@ -58,55 +67,26 @@ export async function benchKeeper(cluster: Cluster, n: number, log: (line: strin
   const stamp = Date.now()
   const ns = `bench-keeper-${stamp}`
   const prefix = `bench-keeper-${stamp}`
+  let running: ReturnType<typeof startKeeper> | undefined
   try {
     await core.createNamespace({ body: { metadata: { name: ns } } })
     const setupStarted = performance.now()
-    const { names } = await createFinishedJobs(kc, ns, n, { prefix: 'archive', labels: MANAGED, log })
+    const { names } = await createFinishedJobs(kc, ns, n, { prefix: 'archive', labels: MANAGED, container: LOG_64K_CONTAINER, log })
     const setupMs = performance.now() - setupStarted
 
     // The keeper, until every Job carries where its logs went.
     const started = performance.now()
-    const child = spawn(
-      CLI[0],
-      [
-        ...CLI.slice(1),
-        'keeper',
-        '--namespace',
-        ns,
-        '--lease-namespace',
-        ns,
-        '--listen',
-        '127.0.0.1:0',
-        '--concurrency',
-        String(CONCURRENCY),
-        '--logs-dir',
-        `s3://${cluster.s3.bucket}/${prefix}/keeper`,
-        '--s3-endpoint',
-        cluster.s3.endpoint
-      ],
-      {
-        env,
-        stdio: ['ignore', 'ignore', 'pipe']
-      }
-    )
-    let output = ''
-    child.stderr.on('data', (c: Buffer) => (output += c.toString()))
-    const exited = new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? -1)))
+    running = startKeeper(cluster, env, ns, `s3://${cluster.s3.bucket}/${prefix}/keeper`)
     for (;;) {
       const jobs = (await batch.listNamespacedJob({ namespace: ns })).items
       const archived = jobs.filter((j) => j.metadata?.annotations?.['job-sweeper.io/logs'] !== undefined).length
       if (archived === n) break
-      if (child.exitCode !== null) throw new Error(`the keeper exited: ${output.slice(-2000)}`)
+      running.check()
       if (performance.now() - started > 600_000) throw new Error(`${archived} of ${n} Jobs archived after 10 minutes`)
       await sleep(250)
     }
     const wallMs = performance.now() - started
-    const peakRssMb = Number(/^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1]) / 1024
-    const address = /keeper: serving on (\S+)/.exec(output)?.[1]
-    const metrics = await (await fetch(`http://${address}/metrics`)).text()
-    const metric = (name: string): number => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(metrics)?.[1] ?? NaN)
-    child.kill('SIGTERM')
-    if ((await exited) !== 0) throw new Error(`the keeper did not stop cleanly: ${output.slice(-2000)}`)
+    const { peakRssMb, metric } = await running.stop()
     const keeper = {
       wallMs,
       peakRssMb,
@@ -116,11 +96,11 @@ export async function benchKeeper(cluster: Cluster, n: number, log: (line: strin
     log(`keeper: ${n} Jobs archived in ${(wallMs / 1000).toFixed(1)} s`)
 
     // The same bytes PUT raw: each Job's log and a job.json of the keeper's size, at its concurrency.
-    const logBody = Buffer.from(readFileSync(new URL('../cluster/pod.log', import.meta.url)))
+    const logBody = Buffer.from(LOG_64K)
     const jobJson = Buffer.alloc(1200, 'x')
     const rawStarted = performance.now()
     await pool(names, CONCURRENCY, async (name) => {
-      await s3.send(new PutObjectCommand({ Bucket: cluster.s3.bucket, Key: `${prefix}/raw/${name}/main.log`, Body: logBody }))
+      await s3.send(new PutObjectCommand({ Bucket: cluster.s3.bucket, Key: `${prefix}/raw/${name}/${LOG_64K_CONTAINER}.log`, Body: logBody }))
       await s3.send(new PutObjectCommand({ Bucket: cluster.s3.bucket, Key: `${prefix}/raw/${name}/job.json`, Body: jobJson }))
     })
     const raw = { wallMs: performance.now() - rawStarted, objects: 2 * n, concurrency: CONCURRENCY }
@@ -134,9 +114,130 @@ export async function benchKeeper(cluster: Cluster, n: number, log: (line: strin
       await s3.send(new PutObjectCommand({ Bucket: cluster.s3.bucket, Key: `${prefix}/script/${name}.log`, Body: logs.stdout }))
     }
     const script = { wallMs: ((performance.now() - scriptStarted) * n) / sample.length, jobs: sample.length }
-    return { jobs: n, setupMs, keeper, raw, script }
+    const live = await keepingUp(cluster, kc, env, `${ns}-live`, `s3://${cluster.s3.bucket}/${prefix}/live`, n, log)
+    return { jobs: n, setupMs, keeper, raw, script, live }
   } finally {
+    await running?.stop().catch(() => undefined)
     s3.destroy()
+    await core.deleteNamespace({ name: ns }).catch(() => undefined)
+  }
+}
+
+/** The bundled keeper on `namespace`, archiving to `logsDir`; `stop` reads its peak RSS and /metrics, then stops it (SIGTERM, exit 0). */
+function startKeeper(
+  cluster: Cluster,
+  env: Record<string, string | undefined>,
+  namespace: string,
+  logsDir: string
+): { check: () => void; stop: () => Promise<{ peakRssMb: number; metric: (name: string) => number }> } {
+  const child = spawn(
+    CLI[0],
+    [
+      ...CLI.slice(1),
+      'keeper',
+      '--namespace',
+      namespace,
+      '--lease-namespace',
+      namespace,
+      '--listen',
+      '127.0.0.1:0',
+      '--concurrency',
+      String(CONCURRENCY),
+      '--logs-dir',
+      logsDir,
+      '--s3-endpoint',
+      cluster.s3.endpoint
+    ],
+    { env, stdio: ['ignore', 'ignore', 'pipe'] }
+  )
+  let output = ''
+  child.stderr.on('data', (c: Buffer) => (output += c.toString()))
+  const exited = new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? -1)))
+  let stopping: Promise<{ peakRssMb: number; metric: (name: string) => number }> | undefined
+  const stop = async (): Promise<{ peakRssMb: number; metric: (name: string) => number }> => {
+    const peakRssMb = Number(/^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1]) / 1024
+    const address = /keeper: serving on (\S+)/.exec(output)?.[1]
+    const metrics = await (await fetch(`http://${address}/metrics`)).text()
+    child.kill('SIGTERM')
+    if ((await exited) !== 0) throw new Error(`the keeper did not stop cleanly: ${output.slice(-2000)}`)
+    return { peakRssMb, metric: (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(metrics)?.[1] ?? NaN) }
+  }
+  return {
+    check: () => {
+      if (child.exitCode !== null) throw new Error(`the keeper exited: ${output.slice(-2000)}`)
+    },
+    stop: () => (stopping ??= stop().finally(() => child.kill('SIGKILL')))
+  }
+}
+
+/** The q-quantile (0..1) of `values`, nearest rank. */
+const quantile = (values: number[], q: number): number => [...values].sort((a, b) => a - b)[Math.max(0, Math.ceil(q * values.length) - 1)]
+
+/**
+ * Keeping up: the keeper runs; `n` Jobs are created suspended (each held by the keeper while it
+ * waits), then all let run at once; per Job, the time from its Complete condition to its archive
+ * annotation, both as one watch sees them.
+ */
+async function keepingUp(
+  cluster: Cluster,
+  kc: KubeConfig,
+  env: Record<string, string | undefined>,
+  ns: string,
+  logsDir: string,
+  n: number,
+  log: (line: string) => void
+): Promise<KeeperFigures['live']> {
+  const core = kc.makeApiClient(CoreV1Api)
+  const batch = kc.makeApiClient(BatchV1Api)
+  await core.createNamespace({ body: { metadata: { name: ns } } })
+  const running = startKeeper(cluster, env, ns, logsDir)
+  const completeAt = new Map<string, number>()
+  const archivedAt = new Map<string, number>()
+  let watching: { abort: () => void } | undefined
+  try {
+    const names = Array.from({ length: n }, (_, i) => `live-${String(i).padStart(String(n - 1).length, '0')}`)
+    await pool(names, 50, async (name) => {
+      const body = jobManifest({ namespace: ns, name, behaviour: 'succeed', labels: MANAGED })
+      for (const c of body.spec?.template.spec?.containers ?? []) c.name = LOG_64K_CONTAINER
+      body.spec = { ...body.spec!, suspend: true }
+      await batch.createNamespacedJob({ namespace: ns, body })
+    })
+    const held = async (): Promise<number> =>
+      (await batch.listNamespacedJob({ namespace: ns })).items.filter((j) => j.metadata?.finalizers?.includes('job-sweeper.io/logs')).length
+    for (let waited = 0; (await held()) < n; waited += 250) {
+      running.check()
+      if (waited > 300_000) throw new Error(`the keeper held ${await held()} of ${n} suspended Jobs after 5 minutes`)
+      await sleep(250)
+    }
+    const { resourceVersion } = (await batch.listNamespacedJob({ namespace: ns, limit: 1 })).metadata ?? {}
+    watching = await new Watch(kc).watch(
+      `/apis/batch/v1/namespaces/${ns}/jobs`,
+      { resourceVersion, allowWatchBookmarks: true },
+      (type: string, job: V1Job) => {
+        const name = job.metadata?.name ?? ''
+        const now = performance.now()
+        if (!completeAt.has(name) && job.status?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True')) completeAt.set(name, now)
+        if (!archivedAt.has(name) && job.metadata?.annotations?.['job-sweeper.io/logs'] !== undefined) archivedAt.set(name, now)
+      },
+      () => undefined
+    )
+    log(`keeper: ${n} suspended Jobs held; letting them run`)
+    await pool(names, 50, async (name) => {
+      await batch.patchNamespacedJob({ namespace: ns, name, body: [{ op: 'replace', path: '/spec/suspend', value: false }] })
+    })
+    for (let waited = 0; archivedAt.size < n; waited += 250) {
+      running.check()
+      if (waited > 600_000) throw new Error(`${archivedAt.size} of ${n} Jobs archived after 10 minutes`)
+      await sleep(250)
+    }
+    const latencies = names.map((name) => (archivedAt.get(name) ?? NaN) - (completeAt.get(name) ?? NaN))
+    if (latencies.some((l) => !(l >= 0))) throw new Error('a Job was archived before the watch saw it Complete')
+    const { peakRssMb } = await running.stop()
+    log(`keeper: ${n} Jobs archived as they finished`)
+    return { jobs: n, medianMs: quantile(latencies, 0.5), p99Ms: quantile(latencies, 0.99), maxMs: Math.max(...latencies), peakRssMb }
+  } finally {
+    watching?.abort()
+    await running.stop().catch(() => undefined)
     await core.deleteNamespace({ name: ns }).catch(() => undefined)
   }
 }

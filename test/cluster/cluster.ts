@@ -228,7 +228,7 @@ export async function startCluster(dir: string, log: (line: string) => void = ()
     // --kube-api-qps flags are deprecated, and a file keeps working across minors.
     writeFileSync(join(dir, 'kube-scheduler.yaml'), schedulerConfig(kubeconfig))
     startProcess(dir, '4-kube-scheduler', join(bin, 'kube-scheduler'), [`--config=${join(dir, 'kube-scheduler.yaml')}`, ...serving])
-    writeFileSync(join(dir, 'kwok.yaml'), kwokConfig())
+    writeFileSync(join(dir, 'kwok.yaml'), kwokConfig(dir))
     // KWOK_WORKDIR: kwok would otherwise also load ~/.kwok/kwok.yaml if a user has one.
     startProcess(
       dir,

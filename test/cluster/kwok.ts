@@ -1,5 +1,5 @@
 // The fake node and the kwok configuration: how tests make Job pods succeed, fail or keep running.
-import { readFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { V1Node } from '@kubernetes/client-node'
@@ -40,13 +40,23 @@ export function fakeNode(): V1Node {
   }
 }
 
-/** kwok's --config: the stages, plus logs for every pod in every namespace. */
-export function kwokConfig(): string {
+/** A container of this name logs 64 KiB (the keeper's benchmark): the file kwok serves, written into the cluster's directory. */
+export const LOG_64K_CONTAINER = 'log-64k'
+
+/** What a LOG_64K_CONTAINER logs: 1,024 numbered lines of 64 bytes. */
+export const LOG_64K = Array.from({ length: 1024 }, (_, i) => `${String(i + 1).padStart(6, '0')} job: step done, ${'x'.repeat(40)}\n`).join('')
+
+/** kwok's --config (written into `dir`): the stages, plus logs for every pod in every namespace. */
+export function kwokConfig(dir: string): string {
+  // kwok reads the CRI log format (a time, the stream and a tag before each line).
+  const big = join(dir, 'pod-64k.log')
+  writeFileSync(big, LOG_64K.replace(/^/gm, '2026-01-01T00:00:00Z stdout F ').replace(/2026-01-01T00:00:00Z stdout F $/, ''))
   const logs = {
     apiVersion: 'kwok.x-k8s.io/v1alpha1',
     kind: 'ClusterLogs',
     metadata: { name: 'all-pods' },
-    spec: { logs: [{ logsFile: FAKE_POD_LOG }] }
+    // kwok takes the first group that names the container, or names none.
+    spec: { logs: [{ containers: [LOG_64K_CONTAINER], logsFile: big }, { logsFile: FAKE_POD_LOG }] }
   }
   return `${readFileSync(join(here, 'kwok-stages.yaml'), 'utf8')}---\n${JSON.stringify(logs)}\n`
 }
