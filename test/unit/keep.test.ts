@@ -95,7 +95,12 @@ test('archive: the pods are listed no older than the Job as the keeper saw it (f
   const job = newJob({ name: 'j', status: 'succeeded', finalizers: [LOGS_FINALIZER] })
   const { client, job: live } = fakeClient(job)
   const podLists: unknown[][] = []
-  Object.assign(client, { listPodsOfJob: async (...args: unknown[]) => void podLists.push(args) ?? [] })
+  Object.assign(client, {
+    listPodsOfJob: async (...args: unknown[]) => {
+      podLists.push(args)
+      return []
+    }
+  })
   const stored: string[] = []
   const sink: LogSink = {
     where: 's3://logs/k',
