@@ -420,7 +420,9 @@ export class FakeJobsClient implements JobsClient {
   }
 
   listPodsOfJob(namespace: string, jobUid: string, notOlderThan?: string): Promise<V1Pod[]> {
-    return this.answer('listPodsOfJob', notOlderThan === undefined ? [namespace, jobUid] : [namespace, jobUid, notOlderThan], async () => this.podsOf(namespace, [jobUid]))
+    return this.answer('listPodsOfJob', notOlderThan === undefined ? [namespace, jobUid] : [namespace, jobUid, notOlderThan], async () =>
+      this.podsOf(namespace, [jobUid])
+    )
   }
 
   listPodsOfJobs(namespace: string, jobUids: string[]): Promise<V1Pod[]> {
