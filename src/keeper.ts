@@ -12,7 +12,7 @@ import { apiErrorMessage } from './kube/errors.ts'
 import { JobInformer } from './kube/informer.ts'
 import type { JobRecord } from './kube/job-record.ts'
 import { loadKubeConfig } from './kube/kubeconfig.ts'
-import { runIdentity, takeLeases } from './kube/lease.ts'
+import { KEEPER_LEASE, KEEPER_SCOPE_ANNOTATION, runIdentity, takeLeases } from './kube/lease.ts'
 import { DEFAULT_RETRY } from './kube/retry.ts'
 import { archiveJob, giveUp, setHold, type KeepOutcome } from './execute/keep.ts'
 import { holdEndsAt, isArchived, isHeld, keeperStep } from './plan/keeper.ts'
@@ -53,9 +53,6 @@ interface Entry {
 const RETRY_MIN_MS = 2_000
 const RETRY_MAX_MS = 60_000
 const GAUGE_EVERY_MS = 5_000
-
-/** The keeper's Lease, in its own namespace: one leader at a time. */
-export const KEEPER_LEASE = 'job-sweeper-keeper'
 
 const jobName = (job: JobRecord): string => `${job.metadata?.namespace}/${job.metadata?.name}`
 
@@ -205,6 +202,8 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
       name: KEEPER_LEASE,
       holder: runIdentity(process.env),
       scope: `keeper of Jobs matching ${settings.selector}`,
+      // What it keeps, for post: it holds the Jobs it gives TTLs only while a keeper takes them.
+      annotations: { [KEEPER_SCOPE_ANNOTATION.namespaces]: settings.namespaces.join(','), [KEEPER_SCOPE_ANNOTATION.selector]: settings.selector },
       waitSeconds: Number.POSITIVE_INFINITY,
       info: (line) => (line.includes('still waiting') ? undefined : log(`keeper: standby, ${line}`)),
       signal,

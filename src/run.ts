@@ -11,6 +11,8 @@ import { takeLeases, leaseName, runIdentity, scopeKey } from './kube/lease.ts'
 import type { ManifestClient } from './kube/manifest-client.ts'
 import { observe, observeStarts, observeSweep, sweepManifest, targetNamespace } from './observe/observe.ts'
 import { whereWords, type Observed } from './observe/observed.ts'
+import { readKeeperLease } from './observe/keeper-lease.ts'
+import { keeperLine } from './plan/keeper.ts'
 import { checkNamespaces, missingReleaseWarning } from './observe/preconditions.ts'
 import { decidable, planPrune, type Plan, type PlannedJob } from './plan/plan.ts'
 import { planPolicy } from './plan/policy.ts'
@@ -181,6 +183,10 @@ async function observePlanExecute(phase: Phase, settings: Settings, client: Jobs
       break
     case 'post':
       plan = planPost(await observed(out, what, async () => withStarts(client, settings, await observe(client, settings, warn, false), warn)), policy, now)
+      if (settings.keeperNamespace !== undefined && !settings.dryRun) {
+        ctx.keeper = await readKeeperLease(client, settings.keeperNamespace, warn)
+        if (!ctx.keeper.unread) out.info(keeperLine(ctx.keeper.namespace, ctx.keeper.lease, now))
+      }
       break
     case 'sweep': {
       // Planned page by page as the list arrives: a sweep of tens of thousands of Jobs holds the

@@ -302,6 +302,74 @@ test('two keepers: one leads (its Lease job-sweeper-keeper in its own namespace)
   }
 }, 120_000)
 
+test('post with keeper-namespace holds the Jobs it gives TTLs while a keeper runs (its Lease fresh), in the TTL’s patch: deleted while the keeper is paused, the Job and its pods wait, and the keeper archives them when it resumes; with no keeper running, post holds nothing and says why', async () => {
+  const prefix = `keeper-post-${ns}`
+  keeper = await startKeeper(ns, ['--logs-dir', `s3://${bucket}/${prefix}`, '--s3-endpoint', endpoint])
+  await eventually(
+    'the keeper to lead',
+    async () => keeper?.output() ?? '',
+    (out) => out.includes('keeper: leading')
+  )
+  const post = (): CommandResult =>
+    run(process.execPath, [cli, 'post', '--namespace', ns, '--selector', 'app=keeper-post', '--harvest-logs', 'none', '--keeper-namespace', otherNs])
+  // Not labelled managed: the keeper does not take it until post labels it.
+  await createJob({ namespace: ns, name: 'app-migrate', behaviour: 'hold', labels: { app: 'keeper-post' } })
+  await eventually(
+    'its pod to run',
+    async () => (await coreApi().listNamespacedPod({ namespace: ns, labelSelector: 'job-name=app-migrate' })).items[0]?.status?.phase,
+    (phase) => phase === 'Running'
+  )
+
+  // The keeper paused (SIGSTOP): its Lease stays fresh for 30 s, but it sees nothing.
+  keeper.child.kill('SIGSTOP')
+  let paused = true
+  try {
+    const held = post()
+    expect(held.code).toBe(0)
+    expect(held.stderr + held.stdout).toContain(`keeper-namespace '${otherNs}': a keeper runs`)
+    expect(held.stderr + held.stdout).toContain(`held for the keeper (${LOGS_FINALIZER})`)
+    const job = await getJob(ns, 'app-migrate')
+    expect(job?.metadata?.finalizers).toContain(LOGS_FINALIZER)
+    expect(job?.metadata?.labels?.[MANAGED_LABEL]).toBe('true')
+    expect(job?.spec?.ttlSecondsAfterFinished).toBe(86400)
+
+    // kubectl delete (background): the hold keeps the Job, so the garbage collector keeps its pod.
+    expect(kubectl('delete', 'job', 'app-migrate', '-n', ns, '--wait=false').code).toBe(0)
+    await new Promise((r) => setTimeout(r, 3000))
+    expect((await getJob(ns, 'app-migrate'))?.metadata?.deletionTimestamp).toBeDefined()
+    expect((await coreApi().listNamespacedPod({ namespace: ns, labelSelector: 'job-name=app-migrate' })).items).toHaveLength(1)
+    keeper.child.kill('SIGCONT')
+    paused = false
+  } finally {
+    if (paused) keeper.child.kill('SIGCONT')
+  }
+  await eventually(
+    'the resumed keeper to archive the deleted Job and let it go',
+    () => getJob(ns, 'app-migrate'),
+    (j) => j === undefined,
+    60_000
+  )
+  const client = s3()
+  try {
+    const keys = await keysUnder(client, bucket, `${prefix}/${ns}/app-migrate/`)
+    expect(keys).toContain(`${prefix}/${ns}/app-migrate/job.json`)
+    const log = keys.find((k) => k.endsWith('/main.log')) ?? ''
+    expect((await objectBytes(client, bucket, log)).toString()).toContain('migrate: connecting to database') // kwok's pod.log
+  } finally {
+    client.destroy()
+  }
+
+  // No keeper running (stopped: its Lease released): post gives the TTL alone, and says why.
+  expect(await keeper.stop()).toBe(0)
+  await createJob({ namespace: ns, name: 'app-seed', behaviour: 'hold', labels: { app: 'keeper-post' } })
+  const alone = post()
+  expect(alone.code).toBe(0)
+  expect(alone.stderr + alone.stdout).toContain(`keeper-namespace '${otherNs}': no keeper (no Lease job-sweeper-keeper): no Job is held for one`)
+  const seed = await getJob(ns, 'app-seed')
+  expect(seed?.spec?.ttlSecondsAfterFinished).toBe(86400) // positive control: post did patch it
+  expect(seed?.metadata?.finalizers ?? []).not.toContain(LOGS_FINALIZER)
+}, 120_000)
+
 test('docs/keeper.md’s command removes the keeper’s finalizer by hand (the keeper gone for good) and leaves other finalizers', async () => {
   keeper = await startKeeper(ns, ['--logs-dir', 's3://nowhere/logs', '--s3-endpoint', `http://127.0.0.1:${await closedPort()}`])
   await createJob({ namespace: ns, name: 'app-migrate', behaviour: 'fail', labels: managed })

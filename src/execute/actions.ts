@@ -8,9 +8,11 @@ import type { JobsClient } from '../kube/client.ts'
 import { apiErrorMessage } from '../kube/errors.ts'
 import { toJobRecord, type AppliedMetadata } from '../kube/job-record.ts'
 import { ClusterUnreachable, RunCancelled } from '../kube/retry.ts'
+import { keeperTakes, LOGS_FINALIZER } from '../plan/keeper.ts'
 import type { Plan, PlannedJob } from '../plan/plan.ts'
 import { ANNOTATION, MANAGED_LABEL, formatRetention, type Retention } from '../plan/retention.ts'
 import { redact } from '../text/secrets.ts'
+import { matchesSelector } from '../settings/selector.ts'
 import type { Settings } from '../settings/settings.ts'
 import type { LogSink } from '../store/sink.ts'
 import { saveJobFile } from './job-file.ts'
@@ -207,6 +209,13 @@ export function retentionPatch(
   return chartTtl ? { metadata } : { metadata, spec: { ttlSecondsAfterFinished: ttlSeconds } }
 }
 
+/** Whether post holds this Job for a keeper (keeper-namespace given, and its Lease read): undefined when not asked. */
+function holdForKeeper(p: PlannedJob, ctx: ActionContext): ReturnType<typeof keeperTakes> | undefined {
+  if (ctx.keeper === undefined || ctx.keeper.unread) return undefined
+  const labels = { ...p.job.metadata?.labels, [MANAGED_LABEL]: 'true' }
+  return keeperTakes(ctx.keeper.lease, p.namespace, labels, new Date(ctx.clock.now()), matchesSelector)
+}
+
 /** Gives one planned Job its TTL (`ttl`), its logs saved first when asked; never throws. */
 export async function ttlAction(p: PlannedJob, ttl: Retention, ctx: ActionContext): Promise<JobOutcome> {
   const { client, settings } = ctx
@@ -220,14 +229,24 @@ export async function ttlAction(p: PlannedJob, ttl: Retention, ctx: ActionContex
         return { ...outcome(p, 'error', `TTL not set: its logs could not all be saved (${saved.logs.failures[0]})`), logs }
     }
     if (ctx.signal?.aborted) return { ...outcome(p, 'kept', `${p.reason} — TTL not set: ${CANCELLED}`), logs }
-    const patched = await client.patchJob(
-      p.namespace,
-      p.name,
-      { uid: p.uid },
-      retentionPatch(settings, ttl, ctx.workflowRun, p.chartTtl === true, p.job.appliedMetadata)
-    )
+    const patch = retentionPatch(settings, ttl, ctx.workflowRun, p.chartTtl === true, p.job.appliedMetadata)
+    const hold = holdForKeeper(p, ctx)
+    // With the TTL in one patch, so the TTL controller never finds the one without the other. A
+    // strategic merge adds the finalizer to the Job's own (a merge patch would replace the list).
+    const patched = hold?.takes
+      ? await client.patchJob(
+          p.namespace,
+          p.name,
+          { uid: p.uid },
+          { ...patch, metadata: { ...(patch as { metadata: object }).metadata, finalizers: [LOGS_FINALIZER] } },
+          'strategic'
+        )
+      : await client.patchJob(p.namespace, p.name, { uid: p.uid }, patch)
     if (patched === 'gone' || patched === 'conflict') return { ...outcome(p, 'gone', 'gone, or replaced by a new Job, before its TTL could be set'), logs }
-    ctx.info(`${where(p)} (${p.status}): ${p.chartTtl ? `the chart's ttlSecondsAfterFinished kept` : `ttlSecondsAfterFinished ${ttl ?? 'removed (never)'}`}`)
+    const held = hold === undefined ? '' : hold.takes ? `; held for the keeper (${LOGS_FINALIZER})` : `; not held for the keeper: ${hold.why}`
+    ctx.info(
+      `${where(p)} (${p.status}): ${p.chartTtl ? `the chart's ttlSecondsAfterFinished kept` : `ttlSecondsAfterFinished ${ttl ?? 'removed (never)'}`}${held}`
+    )
     return { ...outcome(p, 'ttl-set'), logs }
   } catch (e) {
     if (isUnreachable(e, ctx)) return { ...outcome(p, 'error', `${p.reason} — TTL not known to be set: ${UNREACHABLE}`), logs }

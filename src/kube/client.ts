@@ -19,6 +19,7 @@ import type {
   JobsClient,
   LogKeep,
   LogTarget,
+  PatchType,
   Precondition,
   Propagation,
   SavedLog,
@@ -34,6 +35,7 @@ export type * from './jobs-client.ts'
 
 const jobsPath = (namespace: string): string => `/apis/batch/v1/namespaces/${seg(namespace)}/jobs`
 const MERGE_PATCH = 'application/merge-patch+json'
+const STRATEGIC_MERGE_PATCH = 'application/strategic-merge-patch+json'
 /** Job UIDs in one pod list's label selector. */
 const PODS_LIST_UIDS = 50
 /** Server-side apply, as Helm 4 sends it (the body is JSON, which is YAML too). */
@@ -263,13 +265,23 @@ export class KubeJobsClient implements JobsClient {
     }
   }
 
-  async patchJob(namespace: string, name: string, precondition: Precondition, patch: object): Promise<JobRecord | 'gone' | 'conflict'> {
+  async patchJob(
+    namespace: string,
+    name: string,
+    precondition: Precondition,
+    patch: object,
+    type: PatchType = 'merge'
+  ): Promise<JobRecord | 'gone' | 'conflict'> {
     // The uid (and resourceVersion) in a merge patch are preconditions: the API server refuses
     // the patch (409) if the Job is another one by now, or changed since it was read.
     const body = { ...patch, metadata: { ...(patch as { metadata?: object }).metadata, ...precondition } }
     try {
       const patched = await this.call(`patch Job ${namespace}/${name}`, () =>
-        this.send<V1Job>('PATCH', `${jobsPath(namespace)}/${seg(name)}`, { body, contentType: MERGE_PATCH, query: { fieldManager: FIELD_MANAGER } })
+        this.send<V1Job>('PATCH', `${jobsPath(namespace)}/${seg(name)}`, {
+          body,
+          contentType: type === 'strategic' ? STRATEGIC_MERGE_PATCH : MERGE_PATCH,
+          query: { fieldManager: FIELD_MANAGER }
+        })
       )
       return toJobRecord(patched)
     } catch (e) {

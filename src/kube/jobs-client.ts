@@ -63,6 +63,12 @@ export interface LogTarget {
   discard(): Promise<void>
 }
 
+/**
+ * How a patch is merged: `merge` (RFC 7386: a list is replaced whole), or `strategic` (Kubernetes'
+ * strategic merge: `metadata.finalizers` is merged into the Job's own, none of them dropped).
+ */
+export type PatchType = 'merge' | 'strategic'
+
 /** Jobs, and (ClusterObjects) the namespace, Helm's release records and job-sweeper's Leases. */
 export interface JobsClient extends ClusterObjects {
   /** The namespace used when Settings names none: the context's, else `default`. */
@@ -77,7 +83,7 @@ export interface JobsClient extends ClusterObjects {
   /** Deletes the Job if it still matches `precondition`. */
   deleteJob(namespace: string, name: string, precondition: Precondition, propagation: Propagation): Promise<DeleteResult>
   /** JSON merge patch of the Job if it still matches `precondition`; `gone` or `conflict` otherwise. */
-  patchJob(namespace: string, name: string, precondition: Precondition, patch: object): Promise<JobRecord | 'gone' | 'conflict'>
+  patchJob(namespace: string, name: string, precondition: Precondition, patch: object, type?: PatchType): Promise<JobRecord | 'gone' | 'conflict'>
   /** Server-side dry run of `job` over the live Job, by `method`; network failures throw, API refusals are answers. */
   dryRunJob(namespace: string, job: V1Job, method: DryRunMethod): Promise<DryRunAnswer>
   /** Starts a watch of the namespace's Jobs from `resourceVersion`, with bookmarks; `done` gets how it ended. */

@@ -27,6 +27,17 @@ const PROGRESS_MS = 15_000
 /** The annotation that says, on the Lease, which scope it keeps apart. */
 export const SCOPE_ANNOTATION = 'job-sweeper.io/scope'
 
+/** The keeper's Lease, in its own namespace (`--lease-namespace`): one leader at a time. */
+export const KEEPER_LEASE = 'job-sweeper-keeper'
+
+/** What the leading keeper writes on its Lease, so that `post` knows which Jobs it keeps. */
+export const KEEPER_SCOPE_ANNOTATION = {
+  /** Its `--namespace` list, comma separated. */
+  namespaces: 'job-sweeper.io/keeper-namespaces',
+  /** Its `--selector`. */
+  selector: 'job-sweeper.io/keeper-selector'
+} as const
+
 /** The scope in words, the same for every phase: what the Lease is named after. */
 export function scopeKey(scope: Scope, manifestJobNames?: string[]): string {
   const parts: string[] = []
@@ -79,6 +90,8 @@ export interface LeaseRequest {
   holder: string
   /** The scope in words, recorded on the Lease for `kubectl get lease -o yaml`. */
   scope: string
+  /** More annotations to write on it (the keeper's scope, for post). */
+  annotations?: Record<string, string>
   /** How long to wait for another run to release it, in seconds (wait-timeout). */
   waitSeconds: number
   info: (message: string) => void
@@ -188,7 +201,7 @@ function claim(request: LeaseRequest, current?: V1Lease): V1Lease {
       ...current?.metadata,
       name: request.name,
       namespace: request.namespace,
-      annotations: { ...current?.metadata?.annotations, [SCOPE_ANNOTATION]: request.scope },
+      annotations: { ...current?.metadata?.annotations, ...request.annotations, [SCOPE_ANNOTATION]: request.scope },
       labels: { ...current?.metadata?.labels, 'app.kubernetes.io/managed-by': 'job-sweeper' }
     },
     spec: {

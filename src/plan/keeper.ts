@@ -5,6 +5,9 @@
 // kubectl delete, helm uninstall, a namespace's deletion) takes its logs first. A hold is bounded:
 // `holdDeadlineSeconds` after the deletion was asked, the finalizer goes, archived or not.
 import type { JobRecord } from '../kube/job-record.ts'
+import { KEEPER_LEASE } from '../kube/lease.ts'
+import type { KeeperLease } from '../observe/keeper-lease.ts'
+import { INPUT } from '../settings/inputs.ts'
 import { isFinished } from './predicates.ts'
 
 /** The keeper's finalizer: the Job's logs are not archived yet. */
@@ -66,4 +69,39 @@ export function keeperStep(job: JobRecord, now: Date, holdDeadlineSeconds: numbe
 export function withFinalizer(job: JobRecord, present: boolean): string[] {
   const others = (job.metadata?.finalizers ?? []).filter((f) => f !== LOGS_FINALIZER)
   return present ? [...others, LOGS_FINALIZER] : others
+}
+
+/**
+ * Whether a keeper runs for a Job in `namespace` with `labels` (as post leaves them) at `now`: its
+ * Lease is held and renewed within its duration, and its scope (namespaces and selector) takes the
+ * Job. `post` adds the finalizer only then: with no keeper to remove it, a hold would keep the Job
+ * until someone removed it by hand. `why` says what is missing, for the run's log.
+ */
+export function keeperTakes(
+  lease: KeeperLease | undefined,
+  namespace: string,
+  labels: Record<string, string>,
+  now: Date,
+  matches: (selector: string, labels: Record<string, string>) => boolean
+): { takes: true } | { takes: false; why: string } {
+  if (lease === undefined) return { takes: false, why: `no keeper: no Lease ${KEEPER_LEASE}` }
+  if (!lease.holder || lease.renewedAt === undefined) return { takes: false, why: `no keeper: its Lease ${KEEPER_LEASE} is not held` }
+  const age = (now.getTime() - lease.renewedAt.getTime()) / 1000
+  if (age > lease.durationSeconds)
+    return { takes: false, why: `no keeper: its Lease ${KEEPER_LEASE} was last renewed ${Math.round(age)}s ago (it lasts ${lease.durationSeconds}s)` }
+  if (lease.selector === undefined) return { takes: false, why: `the keeper's Lease does not say which Jobs it keeps (a keeper older than post)` }
+  if (!lease.namespaces.includes(namespace))
+    return { takes: false, why: `the keeper does not keep namespace ${namespace} (it keeps ${lease.namespaces.join(', ')})` }
+  if (!matches(lease.selector, labels)) return { takes: false, why: `the keeper keeps Jobs matching ${lease.selector}` }
+  return { takes: true }
+}
+
+/** One line for the run's log: the keeper post found, or why it holds no Job for one. */
+export function keeperLine(namespace: string, lease: KeeperLease | undefined, now: Date): string {
+  const where = `${INPUT.keeperNamespace} '${namespace}'`
+  if (lease === undefined) return `${where}: no keeper (no Lease ${KEEPER_LEASE}): no Job is held for one`
+  const age = lease.renewedAt === undefined ? undefined : Math.max(0, Math.round((now.getTime() - lease.renewedAt.getTime()) / 1000))
+  if (!lease.holder || age === undefined || age > lease.durationSeconds)
+    return `${where}: no keeper running (its Lease ${KEEPER_LEASE} ${lease.holder && age !== undefined ? `was last renewed ${age}s ago` : 'is not held'}): no Job is held for one`
+  return `${where}: a keeper runs (${lease.holder}, Lease renewed ${age}s ago), keeping Jobs matching ${lease.selector ?? '?'} in ${lease.namespaces.join(', ') || '?'}: the Jobs it takes are held with ${LOGS_FINALIZER} until it archives their logs`
 }

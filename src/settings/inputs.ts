@@ -29,6 +29,7 @@ export const INPUT = {
   failureGrace: 'failure-grace',
   waitForJobs: 'wait-for-jobs',
   failOnJobFailure: 'fail-on-job-failure',
+  keeperNamespace: 'keeper-namespace',
   concurrency: 'concurrency',
   keepLast: 'keep-last',
   groupBy: 'group-by',

@@ -121,6 +121,11 @@ export interface Settings {
   waitForJobsSeconds: number
   /** Post: fail the step when a Job it waited for failed. */
   failOnJobFailure: boolean
+  /**
+   * Post: the namespace of a job-sweeper keeper's Lease; while a keeper holds it and keeps a Job,
+   * post adds the keeper's finalizer with the TTL, in the same patch.
+   */
+  keeperNamespace?: string
   /** How many Jobs are worked on at once (1 to 64). */
   concurrency: number
   /** Sweep and post: the newest Jobs kept per group whatever their ttl (0: off); see src/plan/keep-last.ts. */
@@ -319,6 +324,15 @@ function preflightOf(read: ReadInput, phase: Phase, scope: Scope): Pick<Settings
 const checksRelease = (phase: Phase, gate: PreflightGate): boolean => phase === 'preflight' || (phase === 'pre' && gate !== 'off')
 
 /** logs-dir: where logs go, and the directory of the report file; upload-logs, which needs a directory. */
+function keeperNamespaceOf(read: ReadInput): string | undefined {
+  const namespace = optional(read, INPUT.keeperNamespace)
+  if (namespace !== undefined && !isDnsLabel(namespace))
+    throw new SettingsError(
+      `Invalid ${INPUT.keeperNamespace} '${namespace}': expected the namespace of the keeper's Lease (a namespace name, like job-sweeper)`
+    )
+  return namespace
+}
+
 function logsOf(read: ReadInput, env: NodeJS.ProcessEnv): Pick<Settings, 'logsTarget' | 'logsDir' | 'uploadLogs'> {
   const logsTarget = logsTargetOf(optional(read, INPUT.logsDir), env, optional(read, INPUT.s3Endpoint))
   const uploadLogs = bool(read, INPUT.uploadLogs, false)
@@ -386,6 +400,7 @@ export function parseSettings(read: ReadInput, env: NodeJS.ProcessEnv = process.
     failureGraceSeconds: retention(read, INPUT.failureGrace, '24h'),
     waitForJobsSeconds: duration(read, INPUT.waitForJobs, '0', 0, MAX_WAIT_SECONDS, '0 does not wait, and no timer waits longer'),
     failOnJobFailure: bool(read, INPUT.failOnJobFailure, true),
+    keeperNamespace: keeperNamespaceOf(read),
     concurrency: count(read, INPUT.concurrency, 8, MAX_CONCURRENCY),
     ...keepLastOf(read),
     ...preflight

@@ -2,7 +2,7 @@
 // observe() would), and execute() run to its end on fake time.
 import type { V1Job } from '@kubernetes/client-node'
 import { execute } from '../../src/execute/execute.ts'
-import type { RunResult } from '../../src/execute/outcome.ts'
+import type { ExecuteContext, RunResult } from '../../src/execute/outcome.ts'
 import { planPrune, type Plan } from '../../src/plan/plan.ts'
 import { planPost, planSweep } from '../../src/plan/retention.ts'
 import { parseSettings, type Settings } from '../../src/settings/settings.ts'
@@ -17,8 +17,8 @@ export interface Executor {
   log: string[]
   /** Plans the phase from what the store lists now (the resourceVersion of the list included). */
   plan(): Promise<Plan>
-  /** Executes `plan` (default: a fresh one) to its end, moving fake time whenever nothing else can run. */
-  execute(plan?: Plan, signal?: AbortSignal): Promise<RunResult>
+  /** Executes `plan` (default: a fresh one) to its end, moving fake time whenever nothing else can run; `context` adds to the run's (post's keeper). */
+  execute(plan?: Plan, signal?: AbortSignal, context?: Pick<ExecuteContext, 'keeper'>): Promise<RunResult>
 }
 
 /** Settings from inputs (namespace prod, logs in a fresh temporary directory unless given). */
@@ -50,9 +50,9 @@ export function executorOf(inputs: Record<string, string>, jobs: V1Job[] = []): 
     settings,
     log,
     plan,
-    execute: async (given, signal) => {
+    execute: async (given, signal, context) => {
       const p = given ?? (await plan())
-      return clock.settle(execute(p, client, settings, { info: (m) => log.push(m), clock, signal }))
+      return clock.settle(execute(p, client, settings, { info: (m) => log.push(m), clock, signal, ...context }))
     }
   }
 }

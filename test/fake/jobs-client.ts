@@ -16,6 +16,7 @@ import type {
   JobsClient,
   LogKeep,
   LogTarget,
+  PatchType,
   Precondition,
   Propagation,
   SavedLog,
@@ -372,13 +373,26 @@ export class FakeJobsClient implements JobsClient {
     })
   }
 
-  patchJob(namespace: string, name: string, precondition: Precondition, patch: object): Promise<JobRecord | 'gone' | 'conflict'> {
-    return this.answer('patchJob', [key(namespace, name), precondition, patch], async () => {
-      const job = this.jobs.get(key(namespace, name))
-      if (!job) return 'gone'
-      if (job.metadata?.uid !== precondition.uid) return 'conflict'
-      return toJobRecord(this.update(namespace, name, (j) => mergePatch(j as unknown as Record<string, unknown>, patch as Record<string, unknown>)))
-    })
+  patchJob(namespace: string, name: string, precondition: Precondition, patch: object, type: PatchType = 'merge'): Promise<JobRecord | 'gone' | 'conflict'> {
+    return this.answer(
+      'patchJob',
+      type === 'merge' ? [key(namespace, name), precondition, patch] : [key(namespace, name), precondition, patch, type],
+      async () => {
+        const job = this.jobs.get(key(namespace, name))
+        if (!job) return 'gone'
+        if (job.metadata?.uid !== precondition.uid) return 'conflict'
+        // A strategic merge adds the patch's finalizers to the Job's own (the one list merged here).
+        const finalizers = (patch as { metadata?: { finalizers?: string[] } }).metadata?.finalizers
+        const merged =
+          type === 'strategic' && finalizers
+            ? {
+                ...patch,
+                metadata: { ...(patch as { metadata?: object }).metadata, finalizers: [...new Set([...(job.metadata?.finalizers ?? []), ...finalizers])] }
+              }
+            : patch
+        return toJobRecord(this.update(namespace, name, (j) => mergePatch(j as unknown as Record<string, unknown>, merged as Record<string, unknown>)))
+      }
+    )
   }
 
   dryRunJob(): Promise<DryRunAnswer> {

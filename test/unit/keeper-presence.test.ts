@@ -1,0 +1,113 @@
+// Post with keeper-namespace: whether a keeper runs for a Job (plan/keeper.ts keeperTakes, from its
+// Lease as observe/keeper-lease.ts reads it), and post's TTL patch carrying the keeper's finalizer
+// only then, merged into the Job's own finalizers (a strategic merge), over the fake client.
+import type { V1Lease } from '@kubernetes/client-node'
+import { keeperLeaseOf, type KeeperLease } from '../../src/observe/keeper-lease.ts'
+import { keeperLine, keeperTakes, LOGS_FINALIZER } from '../../src/plan/keeper.ts'
+import { matchesSelector } from '../../src/settings/selector.ts'
+import { executorOf, outcomesOf } from '../fake/executor.ts'
+import { newJob } from './jobs.ts'
+
+const now = new Date('2026-12-04T12:00:00Z')
+const secondsAgo = (s: number): Date => new Date(now.getTime() - s * 1000)
+const fresh: KeeperLease = {
+  holder: 'keeper-0',
+  renewedAt: secondsAgo(5),
+  durationSeconds: 30,
+  namespaces: ['prod', 'jobs'],
+  selector: 'job-sweeper.io/managed=true'
+}
+const managed = { 'job-sweeper.io/managed': 'true', app: 'x' }
+
+test.each([
+  ['a fresh Lease, its namespace and selector: held', fresh, 'prod', managed, { takes: true }],
+  ['no Lease: not held', undefined, 'prod', managed, { takes: false, why: 'no keeper: no Lease job-sweeper-keeper' }],
+  [
+    'a Lease nobody holds: not held',
+    { ...fresh, holder: undefined },
+    'prod',
+    managed,
+    { takes: false, why: 'no keeper: its Lease job-sweeper-keeper is not held' }
+  ],
+  [
+    'renewed 31 s ago, lasting 30 s (the keeper stopped): not held',
+    { ...fresh, renewedAt: secondsAgo(31) },
+    'prod',
+    managed,
+    { takes: false, why: 'no keeper: its Lease job-sweeper-keeper was last renewed 31s ago (it lasts 30s)' }
+  ],
+  ['renewed 30 s ago: still held', { ...fresh, renewedAt: secondsAgo(30) }, 'prod', managed, { takes: true }],
+  ['another namespace: not held', fresh, 'staging', managed, { takes: false, why: 'the keeper does not keep namespace staging (it keeps prod, jobs)' }],
+  [
+    'labels its selector does not match: not held',
+    { ...fresh, selector: 'team=db' },
+    'prod',
+    managed,
+    { takes: false, why: 'the keeper keeps Jobs matching team=db' }
+  ],
+  [
+    'a keeper that wrote no scope: not held',
+    { ...fresh, selector: undefined },
+    'prod',
+    managed,
+    { takes: false, why: "the keeper's Lease does not say which Jobs it keeps (a keeper older than post)" }
+  ]
+] as const)('%s', (_, lease, namespace, labels, expected) => {
+  expect(keeperTakes(lease, namespace, labels, now, matchesSelector)).toEqual(expected)
+})
+
+test('the Lease as the keeper writes it: holder, renewal, duration and its scope annotations', () => {
+  const lease: V1Lease = {
+    metadata: {
+      name: 'job-sweeper-keeper',
+      annotations: { 'job-sweeper.io/keeper-namespaces': 'prod,jobs', 'job-sweeper.io/keeper-selector': 'job-sweeper.io/managed=true' }
+    },
+    spec: {
+      holderIdentity: 'keeper-0',
+      leaseDurationSeconds: 30,
+      renewTime: secondsAgo(5) as never
+    }
+  }
+  expect(keeperLeaseOf(lease)).toEqual(fresh)
+  expect(keeperLeaseOf(undefined)).toBeUndefined()
+  expect(keeperLine('job-sweeper', fresh, now)).toBe(
+    "keeper-namespace 'job-sweeper': a keeper runs (keeper-0, Lease renewed 5s ago), keeping Jobs matching job-sweeper.io/managed=true in prod, jobs: the Jobs it takes are held with job-sweeper.io/logs until it archives their logs"
+  )
+  expect(keeperLine('job-sweeper', { ...fresh, renewedAt: secondsAgo(90) }, now)).toBe(
+    "keeper-namespace 'job-sweeper': no keeper running (its Lease job-sweeper-keeper was last renewed 90s ago): no Job is held for one"
+  )
+})
+
+describe('post with keeper-namespace', () => {
+  const inputs = { phase: 'post', release: 'app', 'harvest-logs': 'none', 'keeper-namespace': 'job-sweeper' }
+  const failed = newJob({ name: 'app-migrate', release: 'app', status: 'failed', finalizers: ['example.com/other'] })
+
+  test('a keeper runs for the Job: its finalizer comes in the TTL’s patch, a strategic merge that keeps the Job’s own', async () => {
+    const ex = executorOf(inputs, [failed])
+    const lease = { ...fresh, renewedAt: new Date(ex.clock.now()) }
+    const result = await ex.execute(undefined, undefined, { keeper: { namespace: 'job-sweeper', lease } })
+    expect(result.errors).toEqual([])
+    expect(outcomesOf(result)['app-migrate'][0]).toBe('ttl-set')
+    const [patch] = ex.client.callsOf('patchJob')
+    expect(patch[3]).toBe('strategic')
+    expect((patch[2] as { metadata: { finalizers: string[] } }).metadata.finalizers).toEqual([LOGS_FINALIZER])
+    const job = ex.client.job('prod', 'app-migrate')
+    expect(job?.metadata?.finalizers).toEqual(['example.com/other', LOGS_FINALIZER])
+    expect(job?.spec?.ttlSecondsAfterFinished).toBe(86400)
+    expect(ex.log.join('\n')).toContain('Job prod/app-migrate (failed): ttlSecondsAfterFinished 86400; held for the keeper (job-sweeper.io/logs)')
+  })
+
+  test('positive control: no keeper running (its Lease not renewed for a minute): the TTL alone, by merge patch, and the log says why', async () => {
+    const ex = executorOf(inputs, [failed])
+    const lease = { ...fresh, renewedAt: new Date(ex.clock.now() - 60_000) }
+    const result = await ex.execute(undefined, undefined, { keeper: { namespace: 'job-sweeper', lease } })
+    expect(result.errors).toEqual([])
+    const [patch] = ex.client.callsOf('patchJob')
+    expect(patch).toHaveLength(3)
+    expect((patch[2] as { metadata: { finalizers?: string[] } }).metadata.finalizers).toBeUndefined()
+    const job = ex.client.job('prod', 'app-migrate')
+    expect(job?.metadata?.finalizers).toEqual(['example.com/other'])
+    expect(job?.spec?.ttlSecondsAfterFinished).toBe(86400)
+    expect(ex.log.join('\n')).toContain('not held for the keeper: no keeper: its Lease job-sweeper-keeper was last renewed 60s ago (it lasts 30s)')
+  })
+})
