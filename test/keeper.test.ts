@@ -20,6 +20,7 @@ import {
   deleteNamespace,
   eventually,
   getJob,
+  helm,
   kubeConfig,
   kubectl,
   run,
@@ -33,6 +34,7 @@ const cli = join(import.meta.dirname, '..', 'dist', 'cli', 'job-sweeper.mjs')
 const bucket = process.env.JOB_SWEEPER_S3_BUCKET ?? ''
 const endpoint = process.env.JOB_SWEEPER_S3_ENDPOINT ?? ''
 const managed = { [MANAGED_LABEL]: 'true' }
+const chart = join(import.meta.dirname, 'chart', 'migrate-demo')
 
 interface Keeper {
   child: ChildProcess
@@ -368,6 +370,43 @@ test('post with keeper-namespace holds the Jobs it gives TTLs while a keeper run
   const seed = await getJob(ns, 'app-seed')
   expect(seed?.spec?.ttlSecondsAfterFinished).toBe(86400) // positive control: post did patch it
   expect(seed?.metadata?.finalizers ?? []).not.toContain(LOGS_FINALIZER)
+}, 120_000)
+
+test('helm uninstall of a release whose migration still runs: the held Job and its pod wait for the keeper, which archives what the pod wrote, then the Job goes; the other release stays', async () => {
+  const prefix = `keeper-helm-${ns}`
+  keeper = await startKeeper(ns, ['--logs-dir', `s3://${bucket}/${prefix}`, '--s3-endpoint', endpoint, '--selector', 'app.kubernetes.io/instance=gone'])
+  const install = (release: string): void =>
+    expect(helm('install', release, chart, '-n', ns, '--set', 'hookJob=false', '--set', 'migrationRunFor=10m').code).toBe(0)
+  install('gone')
+  install('stays')
+  await eventually(
+    'the migration held while it runs',
+    () => getJob(ns, 'gone-migrate'),
+    (j) => j?.metadata?.finalizers?.includes(LOGS_FINALIZER) === true && (j.status?.active ?? 0) > 0
+  )
+  const uninstall = helm('uninstall', 'gone', '-n', ns)
+  expect(uninstall.code).toBe(0)
+  await eventually(
+    'the Job archived and gone',
+    () => getJob(ns, 'gone-migrate'),
+    (j) => j === undefined,
+    60_000
+  )
+  expect(keeper.output()).toContain(`archived ${ns}/gone-migrate (being deleted before it finished: what its pods wrote)`)
+  const client = s3()
+  try {
+    const keys = await keysUnder(client, bucket, `${prefix}/${ns}/gone-migrate/`)
+    const log = keys.find((k) => k.endsWith('/migrate.log')) ?? ''
+    expect((await objectBytes(client, bucket, log)).toString()).toContain('migrate: connecting to database') // kwok's pod.log
+    expect(keys).toContain(`${prefix}/${ns}/gone-migrate/job.json`)
+  } finally {
+    client.destroy()
+  }
+  // The other release, out of the keeper's scope: its running Job neither held nor touched.
+  const other = await getJob(ns, 'stays-migrate')
+  expect(other?.metadata?.finalizers ?? []).not.toContain(LOGS_FINALIZER)
+  expect(other?.metadata?.deletionTimestamp).toBeUndefined()
+  expect(helm('uninstall', 'stays', '-n', ns).code).toBe(0)
 }, 120_000)
 
 test('docs/keeper.md’s command removes the keeper’s finalizer by hand (the keeper gone for good) and leaves other finalizers', async () => {
