@@ -25,7 +25,7 @@ export const FLOORS = [
   // The preflight: dry runs (an observe) and verdicts (a plan) of every object of a rendered release, whole in its folder; run.ts calls it.
   ['preflight'],
   // One phase, start to end, and the run's cancellation; the keeper, a long-running loop over the same floors.
-  ['run.ts', 'cancel.ts', 'keeper.ts'],
+  ['run.ts', 'cancel.ts', 'keeper.ts', 'let-go.ts'],
   // The entry points: the action, the CLI and their launcher.
   ['main.ts', 'index.ts', 'cli.ts', 'cli', 'launch']
 ]

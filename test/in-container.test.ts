@@ -19,6 +19,7 @@ import { jobSweeperImage, pushImage } from './cluster/images.ts'
 import { REAL_NODE_LABEL } from './cluster/node.ts'
 import { s3Env } from './cluster/s3.ts'
 import {
+  batchApi,
   coreApi,
   createJob,
   createNamespace,
@@ -335,6 +336,29 @@ describeOnRealNode('job-sweeper from its image on the real node', () => {
     expect(saved.jobFile?.uid).toBe(job.metadata?.uid)
     expect(pods.map(logsOf).join('\n')).not.toContain(s3.AWS_SECRET_ACCESS_KEY)
     expect(await missingDecoys(decoys)).toEqual([])
-    expect(helm('uninstall', 'keep', '-n', home).code).toBe(0)
-  }, 300_000)
+
+    // helm uninstall while the keeper holds a running Job: the chart's post-delete hook (the image,
+    // `keeper --let-go`) waits for the keepers to stop, then releases it with a Warning Event, so
+    // nothing is left waiting on a keeper that is gone.
+    const worker = await createJob({ namespace: ns, name: 'app-worker', behaviour: 'hold', labels: { [MANAGED_LABEL]: 'true' } })
+    await eventually(
+      'the running worker held',
+      () => getJob(ns, 'app-worker'),
+      (j) => j?.metadata?.finalizers?.includes('job-sweeper.io/logs') === true
+    )
+    const uninstalled = helm('uninstall', 'keep', '-n', home)
+    expect({ code: uninstalled.code, stderr: uninstalled.stderr }).toMatchObject({ code: 0 })
+    const released = await getJob(ns, 'app-worker')
+    expect(released?.metadata?.finalizers ?? []).not.toContain('job-sweeper.io/logs')
+    expect(released?.metadata?.deletionTimestamp).toBeUndefined() // let go, not deleted
+    const events = await coreApi().listNamespacedEvent({ namespace: ns, fieldSelector: `involvedObject.uid=${worker.metadata?.uid},reason=LogsNotArchived` })
+    expect(events.items.map((e) => [e.type, e.message])).toEqual([
+      ['Warning', expect.stringContaining('Released unarchived: the keeper is being removed (--let-go) while it still runs.')]
+    ])
+    // The hook's own ServiceAccount went with it (hook-succeeded), and no keeper pod is left.
+    expect(kubectl('get', 'serviceaccount', 'keep-job-sweeper-keeper-let-go', '-n', home).code).not.toBe(0)
+    expect(await eventually('the keepers gone', keeperPods, (p) => p.length === 0, 60_000)).toEqual([])
+    expect(await missingDecoys(decoys)).toEqual([])
+    await batchApi().deleteNamespacedJob({ namespace: ns, name: 'app-worker', propagationPolicy: 'Background' })
+  }, 420_000)
 })

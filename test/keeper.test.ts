@@ -409,6 +409,59 @@ test('helm uninstall of a release whose migration still runs: the held Job and i
   expect(helm('uninstall', 'stays', '-n', ns).code).toBe(0)
 }, 120_000)
 
+test('keeper --let-go (the chart’s post-delete hook) once the keeper stopped: a finished Job it could not archive is archived now and released; a running one is released with a Warning Event; nothing else is touched', async () => {
+  keeper = await startKeeper(ns, ['--logs-dir', 's3://nowhere/logs', '--s3-endpoint', `http://127.0.0.1:${await closedPort()}`])
+  await createJob({ namespace: ns, name: 'app-migrate', behaviour: 'fail', labels: managed })
+  const worker = await createJob({ namespace: ns, name: 'app-worker', behaviour: 'hold', labels: managed })
+  for (const name of ['app-migrate', 'app-worker'])
+    await eventually(
+      `${name} held`,
+      () => getJob(ns, name),
+      (j) => j?.metadata?.finalizers?.includes(LOGS_FINALIZER) === true
+    )
+  await eventually(
+    'an archive of the finished migration to fail',
+    async () => keeper?.output() ?? '',
+    (out) => out.includes(`not archived ${ns}/app-migrate, trying again`)
+  )
+  expect(await keeper.stop()).toBe(0)
+  expect((await getJob(ns, 'app-migrate'))?.metadata?.annotations?.[ARCHIVE_ANNOTATION.where]).toBeUndefined() // its store never answered
+
+  const prefix = `keeper-let-go-${ns}`
+  const letGo = run(process.execPath, [
+    cli,
+    'keeper',
+    '--let-go',
+    '--namespace',
+    ns,
+    '--lease-namespace',
+    otherNs,
+    '--logs-dir',
+    `s3://${bucket}/${prefix}`,
+    '--s3-endpoint',
+    endpoint
+  ])
+  expect({ code: letGo.code, stderr: letGo.stderr }).toMatchObject({ code: 0 })
+  expect(letGo.stderr).toContain(
+    `keeper --let-go: 2 held Job(s) in ${ns}: 1 archived and released, 0 released (archived before), 1 released unarchived (a Warning Event on each), 0 still held`
+  )
+  const migrate = await getJob(ns, 'app-migrate')
+  expect(migrate?.metadata?.finalizers ?? []).not.toContain(LOGS_FINALIZER)
+  expect(migrate?.metadata?.annotations?.[ARCHIVE_ANNOTATION.where]).toBe(`s3://${bucket}/${prefix}/${ns}/app-migrate/`)
+  const client = s3()
+  try {
+    expect(await keysUnder(client, bucket, `${prefix}/${ns}/app-migrate/`)).toContain(`${prefix}/${ns}/app-migrate/job.json`)
+  } finally {
+    client.destroy()
+  }
+  const running = await getJob(ns, 'app-worker')
+  expect(running?.metadata?.finalizers ?? []).not.toContain(LOGS_FINALIZER)
+  expect(running?.metadata?.deletionTimestamp).toBeUndefined()
+  const events = await coreApi().listNamespacedEvent({ namespace: ns, fieldSelector: `involvedObject.uid=${worker.metadata?.uid},reason=LogsNotArchived` })
+  expect(events.items.map((e) => e.type)).toEqual(['Warning'])
+  expect(events.items[0].message).toContain('Released unarchived: the keeper is being removed (--let-go) while it still runs.')
+}, 60_000)
+
 test('docs/keeper.md’s command removes the keeper’s finalizer by hand (the keeper gone for good) and leaves other finalizers', async () => {
   keeper = await startKeeper(ns, ['--logs-dir', 's3://nowhere/logs', '--s3-endpoint', `http://127.0.0.1:${await closedPort()}`])
   await createJob({ namespace: ns, name: 'app-migrate', behaviour: 'fail', labels: managed })

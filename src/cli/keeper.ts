@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util'
 import { runCancellation } from '../cancel.ts'
 import { apiErrorMessage } from '../kube/errors.ts'
 import { runKeeper } from '../keeper.ts'
+import { letGo } from '../let-go.ts'
 import { KEEPER_DEFAULT_SELECTOR, KEEPER_FLAGS, parseKeeperSettings, type KeeperFlags, type KeeperSettings } from '../settings/keeper.ts'
 import { SettingsError } from '../settings/inputs.ts'
 import { redact, secretMasker } from '../text/secrets.ts'
@@ -34,6 +35,12 @@ Serving:
   --listen HOST:PORT      /healthz, /readyz (every namespace listed), /metrics (Prometheus)
                           (default 0.0.0.0:8080)
 
+Removal:
+  --let-go                run once instead: wait for the keeper to stop (its Lease gone or expired,
+                          at most 90 s), then let go of every Job it still holds in --namespace:
+                          archived once more if finished, released with a Warning Event if not
+                          (the chart's post-delete hook runs it at helm uninstall)
+
 Cluster:
   --lease-namespace NAME  where its Lease job-sweeper-keeper is (one leader at a time; default: its
                           kubeconfig context's namespace, in a pod its own)
@@ -41,7 +48,8 @@ Cluster:
                           service account)
   --context NAME          kubeconfig context
 
-Exit codes: 0 stopped, 1 a watch could not go on (forbidden, or the cluster unreachable), 2 bad usage.
+Exit codes: 0 stopped (--let-go: nothing left held), 1 a watch could not go on (forbidden, or the
+cluster unreachable; --let-go: a keeper still runs, or a Job is still held), 2 bad usage.
 `
 
 const err = (text: string): boolean => process.stderr.write(redact(text))
@@ -51,7 +59,11 @@ export async function keeperMain(argv: string[]): Promise<number> {
   try {
     const { values } = parseArgs({
       args: argv,
-      options: { ...Object.fromEntries(KEEPER_FLAGS.map((f) => [f, { type: 'string' as const }])), help: { type: 'boolean' as const } },
+      options: {
+        ...Object.fromEntries(KEEPER_FLAGS.map((f) => [f, { type: 'string' as const }])),
+        'let-go': { type: 'boolean' as const },
+        help: { type: 'boolean' as const }
+      },
       strict: true,
       allowPositionals: false
     })
@@ -59,13 +71,14 @@ export async function keeperMain(argv: string[]): Promise<number> {
       process.stdout.write(KEEPER_USAGE)
       return 0
     }
-    settings = parseKeeperSettings(values as KeeperFlags)
+    settings = parseKeeperSettings(values as KeeperFlags & { 'let-go'?: boolean })
   } catch (e) {
     const message = e instanceof SettingsError ? e.message : (e as Error).message
     process.stderr.write(`job-sweeper keeper: ${message}\nRun 'job-sweeper keeper --help' for usage.\n`)
     return 2
   }
   try {
+    if (settings.letGo) return await letGo(settings, { log: (line) => err(`${line}\n`), signal: runCancellation(), mask: (secret) => secretMasker.add(secret) })
     return await runKeeper(settings, {
       log: (line) => err(`${line}\n`),
       signal: runCancellation(),

@@ -32,6 +32,8 @@ export interface KeeperSettings {
   /** The kubeconfig; undefined: KUBECONFIG, ~/.kube/config, or in a pod its ServiceAccount. */
   kubeconfig?: KubeconfigInput
   context?: string
+  /** `--let-go`: run once, letting go of every Job still held (the keeper's removal), instead of keeping. */
+  letGo: boolean
 }
 
 /** The flags as given (`--name value`), each at most once. */
@@ -53,7 +55,7 @@ export type KeeperFlag = (typeof KEEPER_FLAGS)[number]
 
 const invalid = (flag: string, value: string, expected: string): SettingsError => new SettingsError(`Invalid --${flag} '${value}': expected ${expected}`)
 
-export function parseKeeperSettings(flags: KeeperFlags, env: NodeJS.ProcessEnv = process.env): KeeperSettings {
+export function parseKeeperSettings(flags: KeeperFlags & { 'let-go'?: boolean }, env: NodeJS.ProcessEnv = process.env): KeeperSettings {
   const namespaces = (flags.namespace ?? '')
     .split(',')
     .map((n) => n.trim())
@@ -100,6 +102,7 @@ export function parseKeeperSettings(flags: KeeperFlags, env: NodeJS.ProcessEnv =
     listen: { host: match[1] || '0.0.0.0', port },
     leaseNamespace,
     kubeconfig: kubeconfig ? readKubeconfigInput(kubeconfig, env, (p) => readFileSync(p, 'utf8'), existsSync) : undefined,
-    context: flags.context?.trim() || undefined
+    context: flags.context?.trim() || undefined,
+    letGo: flags['let-go'] === true
   }
 }

@@ -13,8 +13,10 @@ test('defaults: the Jobs post manages, a 1h hold, 10Mi a log, 4 at once, :8080',
     holdDeadlineSeconds: 3600,
     maxLogBytes: 10 * 1024 * 1024,
     concurrency: 4,
-    listen: { host: '0.0.0.0', port: 8080 }
+    listen: { host: '0.0.0.0', port: 8080 },
+    letGo: false
   })
+  expect(parseKeeperSettings({ ...base, 'let-go': true }, env).letGo).toBe(true)
 })
 
 test.each<[string, KeeperFlags, string]>([
