@@ -12,7 +12,7 @@ import { apiErrorMessage } from './kube/errors.ts'
 import { JobInformer } from './kube/informer.ts'
 import type { JobRecord } from './kube/job-record.ts'
 import { loadKubeConfig } from './kube/kubeconfig.ts'
-import { KEEPER_LEASE, KEEPER_SCOPE_ANNOTATION, runIdentity, takeLeases } from './kube/lease.ts'
+import { ALL_NAMESPACES, KEEPER_LEASE, KEEPER_SCOPE_ANNOTATION, runIdentity, takeLeases } from './kube/lease.ts'
 import { DEFAULT_RETRY } from './kube/retry.ts'
 import { archiveJob, giveUp, setHold, type KeepOutcome } from './execute/keep.ts'
 import { holdEndsAt, isArchived, isHeld, keeperStep } from './plan/keeper.ts'
@@ -73,7 +73,9 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
   let stop: () => void = () => undefined
   const stopped = new Promise<void>((resolve) => (stop = resolve))
 
-  const informers = settings.namespaces.map((ns) => new JobInformer(client, ns, '', DEFAULT_RETRY))
+  // One watch per namespace, or one of every namespace ('').
+  const informers = (settings.allNamespaces ? [''] : settings.namespaces).map((ns) => new JobInformer(client, ns, '', DEFAULT_RETRY))
+  const scopeWords = settings.allNamespaces ? 'all namespaces' : settings.namespaces.join(', ')
   const inScope = (job: JobRecord): boolean => matchesSelector(settings.selector, job.metadata?.labels) || isHeld(job)
 
   const enqueue = (job: JobRecord): void => {
@@ -187,7 +189,7 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
   const address = server.address() as AddressInfo
   options.serving?.(`${address.address}:${address.port}`)
   log(
-    `keeper: Jobs matching ${settings.selector} in ${settings.namespaces.join(', ')}; logs to ${where}; hold-deadline ${settings.holdDeadlineSeconds}s; /healthz /readyz /metrics on ${address.address}:${address.port}`
+    `keeper: Jobs matching ${settings.selector} in ${scopeWords}; logs to ${where}; hold-deadline ${settings.holdDeadlineSeconds}s; /healthz /readyz /metrics on ${address.address}:${address.port}`
   )
   signal.addEventListener('abort', () => stop(), { once: true })
   if (signal.aborted) stop()
@@ -203,7 +205,10 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
       holder: runIdentity(process.env),
       scope: `keeper of Jobs matching ${settings.selector}`,
       // What it keeps, for post: it holds the Jobs it gives TTLs only while a keeper takes them.
-      annotations: { [KEEPER_SCOPE_ANNOTATION.namespaces]: settings.namespaces.join(','), [KEEPER_SCOPE_ANNOTATION.selector]: settings.selector },
+      annotations: {
+        [KEEPER_SCOPE_ANNOTATION.namespaces]: settings.allNamespaces ? ALL_NAMESPACES : settings.namespaces.join(','),
+        [KEEPER_SCOPE_ANNOTATION.selector]: settings.selector
+      },
       waitSeconds: Number.POSITIVE_INFINITY,
       info: (line) => (line.includes('still waiting') ? undefined : log(`keeper: standby, ${line}`)),
       signal,

@@ -51,7 +51,8 @@ export async function letGo(
     }
 
     const held: JobRecord[] = []
-    for (const namespace of settings.namespaces) held.push(...(await client.listJobs(namespace)).jobs.filter(isHeld))
+    for (const namespace of settings.allNamespaces ? [undefined] : settings.namespaces) held.push(...(await client.listJobs(namespace)).jobs.filter(isHeld))
+    const scope = settings.allNamespaces ? 'all namespaces' : settings.namespaces.join(', ')
     const counts = { archived: 0, released: 0, unarchived: 0, failed: 0 }
     const queue = new PQueue({ concurrency: settings.concurrency })
     const keep = { maxBytes: settings.maxLogBytes, lastLines: 0 }
@@ -86,7 +87,7 @@ export async function letGo(
     })
     await Promise.all(work)
     log(
-      `keeper --let-go: ${held.length} held Job(s) in ${settings.namespaces.join(', ')}: ${counts.archived} archived and released, ${counts.released} released (archived before), ${counts.unarchived} released unarchived (a Warning Event on each), ${counts.failed} still held`
+      `keeper --let-go: ${held.length} held Job(s) in ${scope}: ${counts.archived} archived and released, ${counts.released} released (archived before), ${counts.unarchived} released unarchived (a Warning Event on each), ${counts.failed} still held`
     )
     return counts.failed > 0 ? 1 : 0
   } finally {

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { loadAllYaml, type V1ClusterRole, type V1Container, type V1CronJob, type V1PolicyRule } from '@kubernetes/client-node'
+import { loadAllYaml, type V1ClusterRole, type V1Container, type V1CronJob, type V1Deployment, type V1Job, type V1PolicyRule } from '@kubernetes/client-node'
 import { S3Client } from '@aws-sdk/client-s3'
 import { ANNOTATION, MANAGED_LABEL } from '../src/plan/retention.ts'
 import {
@@ -37,6 +37,7 @@ const allRelease = `sweep-all-${suffix}`
 const listedRelease = `sweep-listed-${suffix}`
 const s3Release = `sweep-s3-${suffix}`
 const pvcRelease = `sweep-pvc-${suffix}`
+const keeperRelease = `keeper-all-${suffix}`
 
 type Doc = { kind: string; metadata: { name: string; namespace?: string } }
 
@@ -58,7 +59,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   expect(await missingDecoys(decoys)).toEqual([])
-  for (const r of [allRelease, listedRelease, s3Release, pvcRelease]) helm('uninstall', r, '-n', home, '--ignore-not-found')
+  for (const r of [allRelease, listedRelease, s3Release, pvcRelease, keeperRelease]) helm('uninstall', r, '-n', home, '--ignore-not-found')
   await Promise.all([home, ns, otherNs, unlistedNs].map((n) => deleteNamespace(n)))
 })
 
@@ -370,4 +371,68 @@ test('logs.persistence: a claim the chart creates (kept on uninstall), mounted a
   expect(readFileSync(join(logs, pod ?? '-', 'main.log'), 'utf8')).toContain('migrate: ERROR: relation "tuples" already exists')
   expect(existsSync(join(logs, 'job.json'))).toBe(true)
   expect(existsSync(join(run.mounts.get('/scratch') ?? '-', 'logs'))).toBe(false)
+})
+
+test('keeper.enabled with no namespaces: the keeper keeps every namespace (--all-namespaces, a ClusterRole of its rights, no delete); its post-delete hook’s command, as the keeper, lets go of a Job held in any namespace; helm uninstall runs the hook and leaves nothing', async () => {
+  await coreApi().createNamespacedSecret({
+    namespace: home,
+    body: {
+      metadata: { name: 'keeper-logs-s3' },
+      stringData: { AWS_ACCESS_KEY_ID: process.env.AWS_ACCESS_KEY_ID ?? '', AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY ?? '' }
+    }
+  })
+  const logs = `s3://${process.env.JOB_SWEEPER_S3_BUCKET ?? ''}/chart-keeper-${suffix}`
+  install(
+    keeperRelease,
+    '--set',
+    'keeper.enabled=true',
+    '--set',
+    `logs.s3=${logs}`,
+    '--set',
+    `logs.s3Endpoint=${process.env.JOB_SWEEPER_S3_ENDPOINT ?? ''}`,
+    '--set',
+    'logs.credentialsSecret=keeper-logs-s3',
+    '--set',
+    `logs.region=${process.env.AWS_REGION ?? ''}`
+  )
+  const docs = installed(keeperRelease)
+  const deployment = docs.find((d) => d.kind === 'Deployment') as unknown as V1Deployment
+  const args = deployment.spec?.template.spec?.containers[0].args ?? []
+  expect(args).toContain('--all-namespaces')
+  expect(args).not.toContain('--namespace')
+  const keeperAccount = deployment.spec?.template.spec?.serviceAccountName ?? ''
+  const as = `--as=system:serviceaccount:${home}:${keeperAccount}`
+  const can = (...what: string[]): string => kubectl('auth', 'can-i', ...what, as).stdout.trim()
+  expect([
+    can('watch', 'jobs.batch', '--all-namespaces'),
+    can('patch', 'jobs.batch', '-n', otherNs),
+    can('get', 'pods', '--subresource=log', '-n', ns)
+  ]).toEqual(['yes', 'yes', 'yes'])
+  expect([can('delete', 'jobs.batch', '-n', ns), can('patch', 'pods', '-n', ns)]).toEqual(['no', 'no'])
+
+  // A running Job the keeper held in a namespace no value names; the keeper is gone (no Lease).
+  const held = await createJob({ namespace: otherNs, name: 'keeper-held', behaviour: 'hold', labels: { [MANAGED_LABEL]: 'true' } })
+  expect(
+    kubectl('patch', 'job', 'keeper-held', '-n', otherNs, '--type=merge', '-p', JSON.stringify({ metadata: { finalizers: ['job-sweeper.io/logs'] } })).code
+  ).toBe(0)
+  const hooks = documents(helm('get', 'hooks', keeperRelease, '-n', home).stdout)
+  const hook = hooks.find((d) => d.kind === 'Job') as unknown as V1Job
+  const container = hook.spec?.template.spec?.containers[0] as V1Container
+  expect(container.args).toEqual(expect.arrayContaining(['--all-namespaces', '--let-go']))
+  const run = await runAsPod(home, keeperAccount, container, rootfs)
+  expect({ code: run.code, stderr: run.stderr }).toMatchObject({ code: 0 })
+  expect(run.stderr).toContain(`released ${otherNs}/keeper-held unarchived: the keeper is being removed (--let-go) while it still runs`)
+  expect(run.stderr).not.toContain(run.token)
+  const after = await getJob(otherNs, 'keeper-held')
+  expect([after?.metadata?.uid, after?.metadata?.finalizers ?? []]).toEqual([held.metadata?.uid, []])
+
+  // helm uninstall runs the hook (kwok completes its pod), then deletes its objects.
+  const clusterRoles = (): string => kubectl('get', 'clusterroles', '-l', `app.kubernetes.io/instance=${keeperRelease}`, '-o', 'name').stdout.trim()
+  expect(clusterRoles()).toContain('-job-sweeper-keeper') // positive control: the keeper's, before
+  const uninstalled = helm('uninstall', keeperRelease, '-n', home)
+  expect({ code: uninstalled.code, stderr: uninstalled.stderr }).toMatchObject({ code: 0 })
+  const left = kubectl('get', 'jobs,serviceaccounts,roles,rolebindings', '-n', home, '-l', `app.kubernetes.io/instance=${keeperRelease}`, '-o', 'name')
+  expect(left.stdout.trim()).toBe('')
+  expect(clusterRoles()).toBe('')
+  await batchApi().deleteNamespacedJob({ namespace: otherNs, name: 'keeper-held', propagationPolicy: 'Background' })
 })

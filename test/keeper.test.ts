@@ -44,10 +44,11 @@ interface Keeper {
   stop: () => Promise<number>
 }
 
-/** Starts the keeper on `namespace` with `flags`; resolves once it serves. */
+/** Starts the keeper on `namespace` ('': none, `flags` say) with `flags`; resolves once it serves. */
 async function startKeeper(namespace: string, flags: string[]): Promise<Keeper> {
   const cluster = testCluster()
-  const child = spawn(process.execPath, [cli, 'keeper', '--namespace', namespace, '--lease-namespace', otherNs, '--listen', '127.0.0.1:0', ...flags], {
+  const scope = namespace === '' ? [] : ['--namespace', namespace]
+  const child = spawn(process.execPath, [cli, 'keeper', ...scope, '--lease-namespace', otherNs, '--listen', '127.0.0.1:0', ...flags], {
     env: { ...process.env, KUBECONFIG: cluster.kubeconfig },
     stdio: ['ignore', 'pipe', 'pipe']
   })
@@ -408,6 +409,40 @@ test('helm uninstall of a release whose migration still runs: the held Job and i
   expect(other?.metadata?.deletionTimestamp).toBeUndefined()
   expect(helm('uninstall', 'stays', '-n', ns).code).toBe(0)
 }, 120_000)
+
+test('--all-namespaces: one watch of every namespace; the Jobs of its selector in two namespaces are held and archived, the others are not', async () => {
+  const prefix = `keeper-all-${ns}`
+  // A selector of this test alone: other suites' Jobs on the shared cluster stay out of its scope.
+  const mine = { 'job-sweeper.test/keeper-all': ns }
+  keeper = await startKeeper('', [
+    '--all-namespaces',
+    '--selector',
+    `job-sweeper.test/keeper-all=${ns}`,
+    '--logs-dir',
+    `s3://${bucket}/${prefix}`,
+    '--s3-endpoint',
+    endpoint
+  ])
+  expect(keeper.output()).toContain(`keeper: Jobs matching job-sweeper.test/keeper-all=${ns} in all namespaces`)
+  await createJob({ namespace: ns, name: 'app-migrate', behaviour: 'fail', runFor: '2s', labels: mine })
+  await createJob({ namespace: otherNs, name: 'app-seed', behaviour: 'succeed', runFor: '2s', labels: mine })
+  const outside = await createJob({ namespace: otherNs, name: 'app-report', behaviour: 'succeed', labels: managed })
+  decoys.push({ namespace: otherNs, name: 'app-report', uid: outside.metadata?.uid ?? '', why: 'not matching the keeper’s selector' })
+  for (const [namespace, name] of [
+    [ns, 'app-migrate'],
+    [otherNs, 'app-seed']
+  ])
+    await eventually(
+      `${namespace}/${name} archived`,
+      () => getJob(namespace, name),
+      (j) =>
+        j?.metadata?.annotations?.[ARCHIVE_ANNOTATION.where] === `s3://${bucket}/${prefix}/${namespace}/${name}/` &&
+        !j.metadata.finalizers?.includes(LOGS_FINALIZER)
+    )
+  const lease = await kubeConfig().makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace: otherNs, name: 'job-sweeper-keeper' })
+  expect(lease.metadata?.annotations?.['job-sweeper.io/keeper-namespaces']).toBe('*')
+  expect(await keeper.stop()).toBe(0)
+}, 60_000)
 
 test('keeper --let-go (the chart’s post-delete hook) once the keeper stopped: a finished Job it could not archive is archived now and released; a running one is released with a Warning Event; nothing else is touched', async () => {
   keeper = await startKeeper(ns, ['--logs-dir', 's3://nowhere/logs', '--s3-endpoint', `http://127.0.0.1:${await closedPort()}`])

@@ -19,6 +19,7 @@ archived, a Job is annotated job-sweeper.io/logs=<where> and released. docs/keep
 
 Scope:
   --namespace NAMES       the namespaces, comma separated (one watch each)
+  --all-namespaces        every namespace instead (one watch; a ClusterRole's rights)
   --selector SELECTOR     which Jobs there (default ${KEEPER_DEFAULT_SELECTOR}: those post manages)
 
 Logs:
@@ -62,6 +63,7 @@ export async function keeperMain(argv: string[]): Promise<number> {
       options: {
         ...Object.fromEntries(KEEPER_FLAGS.map((f) => [f, { type: 'string' as const }])),
         'let-go': { type: 'boolean' as const },
+        'all-namespaces': { type: 'boolean' as const },
         help: { type: 'boolean' as const }
       },
       strict: true,
@@ -71,7 +73,7 @@ export async function keeperMain(argv: string[]): Promise<number> {
       process.stdout.write(KEEPER_USAGE)
       return 0
     }
-    settings = parseKeeperSettings(values as KeeperFlags & { 'let-go'?: boolean })
+    settings = parseKeeperSettings(values as KeeperFlags & { 'let-go'?: boolean; 'all-namespaces'?: boolean })
   } catch (e) {
     const message = e instanceof SettingsError ? e.message : (e as Error).message
     process.stderr.write(`job-sweeper keeper: ${message}\nRun 'job-sweeper keeper --help' for usage.\n`)

@@ -321,11 +321,15 @@ export class KubeJobsClient implements JobsClient {
     const ended = (error: unknown): void => {
       const timedOut = (error as { name?: string } | null)?.name === 'TimeoutError'
       done(
-        timedOut && !answered ? new NoAnswer(`no answer to the watch of Jobs in namespace ${namespace} within ${WATCH_TIMEOUT_S}s`, { cause: error }) : error
+        timedOut && !answered
+          ? new NoAnswer(`no answer to the watch of Jobs in ${namespace === '' ? 'all namespaces' : `namespace ${namespace}`} within ${WATCH_TIMEOUT_S}s`, {
+              cause: error
+            })
+          : error
       )
     }
     const watch = await this.watcher.watch(
-      `/apis/batch/v1/namespaces/${encodeURIComponent(namespace)}/jobs`,
+      namespace === '' ? '/apis/batch/v1/jobs' : `/apis/batch/v1/namespaces/${encodeURIComponent(namespace)}/jobs`,
       { resourceVersion, allowWatchBookmarks: true },
       (type: string, object: Record<string, unknown>) => handler(type, object),
       ended

@@ -214,7 +214,7 @@ export class JobInformer {
     if (code !== undefined && !isTransient(error)) {
       this.fail(
         new WatchFailed(
-          `cannot watch Jobs in namespace ${this.namespace}: ${code} ${apiErrorMessage(error)}${code === 403 ? " (the credentials lack 'watch' on jobs.batch)" : ''}`
+          `cannot watch Jobs in ${this.where}: ${code} ${apiErrorMessage(error)}${code === 403 ? " (the credentials lack 'watch' on jobs.batch)" : ''}`
         )
       )
       return
@@ -229,7 +229,7 @@ export class JobInformer {
     if (failing + delay > this.retry.budgetMs) {
       this.fail(
         new ClusterUnreachable(
-          `cluster unreachable: the watch of Jobs in namespace ${this.namespace} kept failing for ${Math.round(failing / 1000)}s (last: ${lastFailure(error)})`
+          `cluster unreachable: the watch of Jobs in ${this.where} kept failing for ${Math.round(failing / 1000)}s (last: ${lastFailure(error)})`
         )
       )
       return
@@ -241,7 +241,12 @@ export class JobInformer {
   private failingWords(): string | undefined {
     if (this.failingSince === undefined) return undefined
     const seconds = Math.round((this.clock.now() - this.failingSince) / 1000)
-    return `the watch of Jobs in namespace ${this.namespace} has failed for ${seconds}s (last: ${lastFailure(this.lastError)})`
+    return `the watch of Jobs in ${this.where} has failed for ${seconds}s (last: ${lastFailure(this.lastError)})`
+  }
+
+  /** `namespace x`, or `all namespaces` (the keeper's --all-namespaces: namespace ''). */
+  private get where(): string {
+    return this.namespace === '' ? 'all namespaces' : `namespace ${this.namespace}`
   }
 
   /** A pause before reconnecting, cut short by the run's cancellation (the loop then ends: failed). */
@@ -250,7 +255,7 @@ export class JobInformer {
   }
 
   private async relist(): Promise<void> {
-    const listing = await this.client.listJobs(this.namespace)
+    const listing = await this.client.listJobs(this.namespace === '' ? undefined : this.namespace)
     const byName = new Map(listing.jobs.map((j) => [j.metadata?.name ?? '', j]))
     for (const [name, t] of this.tracked) this.update(t, byName.get(name))
     this.resourceVersion = listing.resourceVersion
@@ -268,7 +273,7 @@ export class JobInformer {
       const status = object as { code?: number }
       if (status.code === 410) this.resourceVersion = ''
       else {
-        this.streamError = new ApiError(status.code ?? 500, JSON.stringify(object), {}, `the watch of Jobs in namespace ${this.namespace}`)
+        this.streamError = new ApiError(status.code ?? 500, JSON.stringify(object), {}, `the watch of Jobs in ${this.where}`)
         this.connection?.abort()
       }
       return

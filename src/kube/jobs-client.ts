@@ -86,7 +86,7 @@ export interface JobsClient extends ClusterObjects {
   patchJob(namespace: string, name: string, precondition: Precondition, patch: object, type?: PatchType): Promise<JobRecord | 'gone' | 'conflict'>
   /** Server-side dry run of `job` over the live Job, by `method`; network failures throw, API refusals are answers. */
   dryRunJob(namespace: string, job: V1Job, method: DryRunMethod): Promise<DryRunAnswer>
-  /** Starts a watch of the namespace's Jobs from `resourceVersion`, with bookmarks; `done` gets how it ended. */
+  /** Starts a watch of the namespace's Jobs (`''`: of every namespace) from `resourceVersion`, with bookmarks; `done` gets how it ended. */
   watchJobs(namespace: string, resourceVersion: string, handler: WatchHandler, done: (error: unknown) => void): Promise<{ abort(): void }>
   /**
    * The pods the Job controller created for the Job with this UID. With `notOlderThan` (the

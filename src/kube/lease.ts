@@ -30,9 +30,12 @@ export const SCOPE_ANNOTATION = 'job-sweeper.io/scope'
 /** The keeper's Lease, in its own namespace (`--lease-namespace`): one leader at a time. */
 export const KEEPER_LEASE = 'job-sweeper-keeper'
 
+/** The keeper's namespaces on its Lease when it keeps every namespace. */
+export const ALL_NAMESPACES = '*'
+
 /** What the leading keeper writes on its Lease, so that `post` knows which Jobs it keeps. */
 export const KEEPER_SCOPE_ANNOTATION = {
-  /** Its `--namespace` list, comma separated. */
+  /** Its `--namespace` list, comma separated; with `--all-namespaces`, ALL_NAMESPACES. */
   namespaces: 'job-sweeper.io/keeper-namespaces',
   /** Its `--selector`. */
   selector: 'job-sweeper.io/keeper-selector'

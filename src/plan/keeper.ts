@@ -5,7 +5,7 @@
 // kubectl delete, helm uninstall, a namespace's deletion) takes its logs first. A hold is bounded:
 // `holdDeadlineSeconds` after the deletion was asked, the finalizer goes, archived or not.
 import type { JobRecord } from '../kube/job-record.ts'
-import { KEEPER_LEASE } from '../kube/lease.ts'
+import { ALL_NAMESPACES, KEEPER_LEASE } from '../kube/lease.ts'
 import type { KeeperLease } from '../observe/keeper-lease.ts'
 import { INPUT } from '../settings/inputs.ts'
 import { isFinished } from './predicates.ts'
@@ -90,7 +90,7 @@ export function keeperTakes(
   if (age > lease.durationSeconds)
     return { takes: false, why: `no keeper: its Lease ${KEEPER_LEASE} was last renewed ${Math.round(age)}s ago (it lasts ${lease.durationSeconds}s)` }
   if (lease.selector === undefined) return { takes: false, why: `the keeper's Lease does not say which Jobs it keeps (a keeper older than post)` }
-  if (!lease.namespaces.includes(namespace))
+  if (!lease.namespaces.includes(namespace) && !lease.namespaces.includes(ALL_NAMESPACES))
     return { takes: false, why: `the keeper does not keep namespace ${namespace} (it keeps ${lease.namespaces.join(', ')})` }
   if (!matches(lease.selector, labels)) return { takes: false, why: `the keeper keeps Jobs matching ${lease.selector}` }
   return { takes: true }
@@ -103,5 +103,5 @@ export function keeperLine(namespace: string, lease: KeeperLease | undefined, no
   const age = lease.renewedAt === undefined ? undefined : Math.max(0, Math.round((now.getTime() - lease.renewedAt.getTime()) / 1000))
   if (!lease.holder || age === undefined || age > lease.durationSeconds)
     return `${where}: no keeper running (its Lease ${KEEPER_LEASE} ${lease.holder && age !== undefined ? `was last renewed ${age}s ago` : 'is not held'}): no Job is held for one`
-  return `${where}: a keeper runs (${lease.holder}, Lease renewed ${age}s ago), keeping Jobs matching ${lease.selector ?? '?'} in ${lease.namespaces.join(', ') || '?'}: the Jobs it takes are held with ${LOGS_FINALIZER} until it archives their logs`
+  return `${where}: a keeper runs (${lease.holder}, Lease renewed ${age}s ago), keeping Jobs matching ${lease.selector ?? '?'} in ${lease.namespaces.includes(ALL_NAMESPACES) ? 'all namespaces' : lease.namespaces.join(', ') || '?'}: the Jobs it takes are held with ${LOGS_FINALIZER} until it archives their logs`
 }

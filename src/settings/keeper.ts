@@ -13,8 +13,10 @@ import { parseSize } from './size.ts'
 export const KEEPER_DEFAULT_SELECTOR = 'job-sweeper.io/managed=true'
 
 export interface KeeperSettings {
-  /** The namespaces whose Jobs it keeps (one watch each). */
+  /** The namespaces whose Jobs it keeps (one watch each); empty with allNamespaces. */
   namespaces: string[]
+  /** `--all-namespaces`: one watch of the Jobs of every namespace (a ClusterRole's rights). */
+  allNamespaces: boolean
   /** Which Jobs there: a label selector. */
   selector: string
   /** Where logs go: a directory, or a bucket. */
@@ -55,12 +57,19 @@ export type KeeperFlag = (typeof KEEPER_FLAGS)[number]
 
 const invalid = (flag: string, value: string, expected: string): SettingsError => new SettingsError(`Invalid --${flag} '${value}': expected ${expected}`)
 
-export function parseKeeperSettings(flags: KeeperFlags & { 'let-go'?: boolean }, env: NodeJS.ProcessEnv = process.env): KeeperSettings {
+export function parseKeeperSettings(
+  flags: KeeperFlags & { 'let-go'?: boolean; 'all-namespaces'?: boolean },
+  env: NodeJS.ProcessEnv = process.env
+): KeeperSettings {
   const namespaces = (flags.namespace ?? '')
     .split(',')
     .map((n) => n.trim())
     .filter((n) => n !== '')
-  if (namespaces.length === 0) throw new SettingsError('Missing --namespace: expected the namespaces whose Jobs the keeper keeps, comma separated')
+  const allNamespaces = flags['all-namespaces'] === true
+  if (allNamespaces && namespaces.length > 0)
+    throw new SettingsError(`Invalid --all-namespaces with --namespace '${flags.namespace}': expected one of them, not both`)
+  if (namespaces.length === 0 && !allNamespaces)
+    throw new SettingsError('Missing --namespace: expected the namespaces whose Jobs the keeper keeps, comma separated (or --all-namespaces)')
   const bad = namespaces.find((n) => !isDnsLabel(n))
   if (bad !== undefined) throw invalid('namespace', flags.namespace ?? '', `namespace names, comma separated ('${bad}' is not one)`)
 
@@ -94,6 +103,7 @@ export function parseKeeperSettings(flags: KeeperFlags & { 'let-go'?: boolean },
   const kubeconfig = flags.kubeconfig?.trim()
   return {
     namespaces: [...new Set(namespaces)],
+    allNamespaces,
     selector,
     logsTarget,
     holdDeadlineSeconds,

@@ -37,6 +37,7 @@ test.each([
     { takes: false, why: 'no keeper: its Lease job-sweeper-keeper was last renewed 31s ago (it lasts 30s)' }
   ],
   ['renewed 30 s ago: still held', { ...fresh, renewedAt: secondsAgo(30) }, 'prod', managed, { takes: true }],
+  ['a keeper of every namespace (its Lease says *): held in any', { ...fresh, namespaces: ['*'] as string[] }, 'staging', managed, { takes: true }],
   ['another namespace: not held', fresh, 'staging', managed, { takes: false, why: 'the keeper does not keep namespace staging (it keeps prod, jobs)' }],
   [
     'labels its selector does not match: not held',

@@ -19,6 +19,14 @@ test('defaults: the Jobs post manages, a 1h hold, 10Mi a log, 4 at once, :8080',
   expect(parseKeeperSettings({ ...base, 'let-go': true }, env).letGo).toBe(true)
 })
 
+test('--all-namespaces: one watch of every namespace, instead of --namespace (not with it)', () => {
+  expect(parseKeeperSettings({ 'logs-dir': '/logs', 'all-namespaces': true }, env)).toMatchObject({ namespaces: [], allNamespaces: true })
+  expect(parseKeeperSettings(base, env).allNamespaces).toBe(false)
+  expect(() => parseKeeperSettings({ ...base, 'all-namespaces': true }, env)).toThrow(
+    "Invalid --all-namespaces with --namespace 'prod,jobs': expected one of them, not both"
+  )
+})
+
 test.each<[string, KeeperFlags, string]>([
   ['no namespace', { 'logs-dir': '/logs' }, 'Missing --namespace'],
   [

@@ -23,8 +23,12 @@ The keeper's arguments and environment (the Deployment's, and its post-delete ho
 */}}
 {{- define "job-sweeper.keeperArgs" -}}
 - keeper
+{{- if .Values.namespaces }}
 - --namespace
 - {{ join "," .Values.namespaces | quote }}
+{{- else }}
+- --all-namespaces
+{{- end }}
 - --selector
 - {{ .Values.selector | quote }}
 - --logs-dir
@@ -57,5 +61,87 @@ The keeper's arguments and environment (the Deployment's, and its post-delete ho
     secretKeyRef:
       name: {{ . | quote }}
       key: AWS_SECRET_ACCESS_KEY
+{{- end }}
+{{- end -}}
+
+{{/*
+The keeper's rights on the Jobs it keeps: a Role and RoleBinding in each of `namespaces`, or with
+none a ClusterRole and ClusterRoleBinding (--all-namespaces). Arguments: root, name, and
+annotations (the post-delete hook's; may be empty).
+*/}}
+{{- define "job-sweeper.keeperRbac" -}}
+{{- $root := .root }}
+{{- $name := .name }}
+{{- $annotations := .annotations }}
+{{- range $namespace := $root.Values.namespaces }}
+---
+# Namespace {{ $namespace }}: the Jobs it keeps.
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: {{ $name }}
+  namespace: {{ $namespace }}
+  labels:
+    {{- include "job-sweeper.labels" $root | nindent 4 }}
+  {{- with $annotations }}
+  annotations:
+    {{- toYaml . | trim | nindent 4 }}
+  {{- end }}
+rules:
+  {{- include "job-sweeper.keeperRules" $root | nindent 2 }}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: {{ $name }}
+  namespace: {{ $namespace }}
+  labels:
+    {{- include "job-sweeper.labels" $root | nindent 4 }}
+  {{- with $annotations }}
+  annotations:
+    {{- toYaml . | trim | nindent 4 }}
+  {{- end }}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: Role
+  name: {{ $name }}
+subjects:
+  - kind: ServiceAccount
+    name: {{ $name }}
+    namespace: {{ $root.Release.Namespace }}
+{{- else }}
+---
+# Every namespace (no namespaces set): the Jobs it keeps, cluster-wide.
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: {{ printf "%s-%s" $root.Release.Namespace $name | trunc 63 | trimSuffix "-" }}
+  labels:
+    {{- include "job-sweeper.labels" $root | nindent 4 }}
+  {{- with $annotations }}
+  annotations:
+    {{- toYaml . | trim | nindent 4 }}
+  {{- end }}
+rules:
+  {{- include "job-sweeper.keeperRules" $root | nindent 2 }}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: {{ printf "%s-%s" $root.Release.Namespace $name | trunc 63 | trimSuffix "-" }}
+  labels:
+    {{- include "job-sweeper.labels" $root | nindent 4 }}
+  {{- with $annotations }}
+  annotations:
+    {{- toYaml . | trim | nindent 4 }}
+  {{- end }}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: {{ printf "%s-%s" $root.Release.Namespace $name | trunc 63 | trimSuffix "-" }}
+subjects:
+  - kind: ServiceAccount
+    name: {{ $name }}
+    namespace: {{ $root.Release.Namespace }}
 {{- end }}
 {{- end -}}
