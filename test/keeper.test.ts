@@ -29,6 +29,7 @@ import {
 } from './cluster/testenv.ts'
 import { createDecoys, missingDecoys, type Decoy } from './decoys.ts'
 import { keysUnder, objectBytes } from './s3-objects.ts'
+import { startStoreProxy } from './s3-store-proxy.ts'
 
 const cli = join(import.meta.dirname, '..', 'dist', 'cli', 'job-sweeper.mjs')
 const bucket = process.env.JOB_SWEEPER_S3_BUCKET ?? ''
@@ -237,7 +238,9 @@ test('a store that does not answer: the finished Job stays held (not archived, t
   expect(Date.now() - asked).toBeGreaterThanOrEqual(7000) // not before the deadline (8s; the deletionTimestamp has whole seconds)
   const events = await coreApi().listNamespacedEvent({ namespace: ns, fieldSelector: `involvedObject.uid=${job.metadata?.uid},reason=LogsNotArchived` })
   expect(events.items.map((e) => e.type)).toEqual(['Warning'])
-  expect(events.items[0].message).toMatch(/^job-sweeper keeper: its logs were not archived to s3:\/\/nowhere\/logs: cannot save the log of /)
+  expect(events.items[0].message).toMatch(
+    /^job-sweeper keeper: its logs were not archived to s3:\/\/nowhere\/logs: cannot record the archive's attempt: .*ECONNREFUSED.*\. Released unarchived: its deletion was asked more than 8s ago \(hold-deadline\)\.$/
+  )
 
   // A namespace deletion completes: a held Job there is released at its deadline too.
   await createJob({ namespace: ns, name: 'app-seed', behaviour: 'fail', labels: managed })
@@ -496,6 +499,52 @@ test('keeper --let-go (the chart’s post-delete hook) once the keeper stopped: 
   expect(events.items.map((e) => e.type)).toEqual(['Warning'])
   expect(events.items[0].message).toContain('Released unarchived: the keeper is being removed (--let-go) while it still runs.')
 }, 60_000)
+
+test('a keeper killed mid-upload (SIGKILL): the next, once the Lease expired, archives the Job again from the start, and its job.json says attempt 2', async () => {
+  const prefix = `keeper-restart-${ns}`
+  const proxy = await startStoreProxy(endpoint)
+  try {
+    keeper = await startKeeper(ns, ['--logs-dir', `s3://${bucket}/${prefix}`, '--s3-endpoint', proxy.url])
+    const killed = keeper
+    proxy.onRequest = (seen) => {
+      // The first log's upload: the keeper dies with it in flight, and the store never gets it.
+      if (proxy.mode === 'pass' && /^PUT \S+\/main\.log/.test(seen[seen.length - 1])) {
+        proxy.mode = 'gone'
+        killed.child.kill('SIGKILL')
+      }
+    }
+    const job = await createJob({ namespace: ns, name: 'app-migrate', behaviour: 'fail', runFor: '2s', labels: managed })
+    await eventually(
+      'the keeper killed mid-upload',
+      async () => killed.child.exitCode ?? killed.child.signalCode,
+      (code) => code !== null
+    )
+    expect(proxy.seen.some((r) => r.endsWith('/attempt.json'))).toBe(true) // its attempt was recorded first
+    expect((await getJob(ns, 'app-migrate'))?.metadata?.finalizers).toContain(LOGS_FINALIZER) // still held
+    const client = s3()
+    try {
+      expect(await keysUnder(client, bucket, `${prefix}/${ns}/app-migrate/`)).toEqual([`${prefix}/${ns}/app-migrate/attempt.json`])
+      keeper = await startKeeper(ns, ['--logs-dir', `s3://${bucket}/${prefix}`, '--s3-endpoint', endpoint])
+      await eventually(
+        'the next keeper to archive it',
+        () => getJob(ns, 'app-migrate'),
+        (j) => j?.metadata?.annotations?.[ARCHIVE_ANNOTATION.where] !== undefined,
+        90_000
+      )
+      const record = JSON.parse((await objectBytes(client, bucket, `${prefix}/${ns}/app-migrate/job.json`)).toString()) as {
+        uid: string
+        savedBy: { attempt?: number }
+      }
+      expect(record).toMatchObject({ uid: job.metadata?.uid, savedBy: { attempt: 2 } })
+      const keys = await keysUnder(client, bucket, `${prefix}/${ns}/app-migrate/`)
+      expect(keys.some((k) => k.endsWith('/main.log'))).toBe(true)
+    } finally {
+      client.destroy()
+    }
+  } finally {
+    await proxy.close()
+  }
+}, 150_000)
 
 test('docs/keeper.md’s command removes the keeper’s finalizer by hand (the keeper gone for good) and leaves other finalizers', async () => {
   keeper = await startKeeper(ns, ['--logs-dir', 's3://nowhere/logs', '--s3-endpoint', `http://127.0.0.1:${await closedPort()}`])

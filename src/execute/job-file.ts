@@ -32,8 +32,12 @@ export interface JobFile {
   namespace: string
   name: string
   uid: string
-  /** Which phase (or the keeper) saved the logs, and when (ISO 8601); the workflow run, when there is one. */
-  savedBy: { phase: SavedBy; at: string; workflowRun?: string }
+  /**
+   * Which phase (or the keeper) saved the logs, and when (ISO 8601); the workflow run, when there is
+   * one; the keeper's attempt at this Job that completed (1 the first; a keeper stopped mid-archive
+   * leaves its attempt in attempt.json, and the next one starts over as the attempt after it).
+   */
+  savedBy: { phase: SavedBy; at: string; workflowRun?: string; attempt?: number }
   /** The Job's status as job-sweeper decides on it: failed, succeeded, running, stuck… */
   status: string
   /** The Job's conditions that hold (type, reason, since), its start and completion, and its pods' counts. */
@@ -73,7 +77,7 @@ export function jobFile(
   logs: HarvestedLogs,
   pods: V1Pod[],
   events: { events?: CoreV1Event[]; error?: string },
-  saved: { phase: SavedBy; at: Date; workflowRun?: string }
+  saved: { phase: SavedBy; at: Date; workflowRun?: string; attempt?: number }
 ): JobFile {
   const status = p.job.status ?? {}
   const folder = `${jobKey(p)}/`
@@ -83,7 +87,7 @@ export function jobFile(
     namespace: p.namespace,
     name: p.name,
     uid: p.uid,
-    savedBy: { phase: saved.phase, at: saved.at.toISOString(), workflowRun: saved.workflowRun },
+    savedBy: { phase: saved.phase, at: saved.at.toISOString(), workflowRun: saved.workflowRun, attempt: saved.attempt },
     status: p.status,
     conditions: (status.conditions ?? []).map((c) => ({ type: c.type, reason: c.reason, since: iso(c.lastTransitionTime) })),
     startTime: iso(status.startTime),
@@ -135,7 +139,7 @@ export async function saveJobFile(
   sink: LogSink,
   p: JobFileSubject,
   harvest: { logs: HarvestedLogs; pods: V1Pod[] },
-  saved: { phase: SavedBy; at: Date; workflowRun?: string }
+  saved: { phase: SavedBy; at: Date; workflowRun?: string; attempt?: number }
 ): Promise<string | undefined> {
   const events = await eventsOf(client, p, harvest.pods)
   const file = jobFile(p, harvest.logs, harvest.pods, events, saved)

@@ -10,7 +10,7 @@ import { toJobRecord, type JobRecord } from '../kube/job-record.ts'
 import { ClusterUnreachable } from '../kube/retry.ts'
 import { ARCHIVE_ANNOTATION, isHeld, withFinalizer, type KeeperStep } from '../plan/keeper.ts'
 import { jobStatus } from '../plan/predicates.ts'
-import type { LogSink } from '../store/sink.ts'
+import { SinkError, writeText, type LogSink } from '../store/sink.ts'
 import { saveJobFile } from './job-file.ts'
 import { harvestLogs, jobKey } from './logs.ts'
 
@@ -79,8 +79,14 @@ export async function setHold(client: JobsClient, job: JobRecord, present: boole
  */
 export async function archiveJob(client: JobsClient, sink: LogSink, job: JobRecord, keep: LogKeep, now: () => Date): Promise<KeepOutcome> {
   const subject = { namespace: job.metadata?.namespace ?? '', name: job.metadata?.name ?? '', uid: job.metadata?.uid ?? '' }
+  let attempt: number
+  try {
+    attempt = await startAttempt(sink, subject, now())
+  } catch (e) {
+    return { done: false, failures: [`cannot record the archive's attempt: ${e instanceof SinkError ? e.message : String(e)}`], bytes: 0 }
+  }
   const harvest = await harvestLogs(client, { ...subject, resourceVersion: job.metadata?.resourceVersion }, sink, keep)
-  const fileFailure = await saveJobFile(client, sink, { ...subject, status: jobStatus(job), job }, harvest, { phase: 'keeper', at: now() })
+  const fileFailure = await saveJobFile(client, sink, { ...subject, status: jobStatus(job), job }, harvest, { phase: 'keeper', at: now(), attempt })
   const failures = [...harvest.logs.failures, ...(fileFailure ? [fileFailure] : [])]
   const bytes = harvest.logs.files.reduce((sum, f) => sum + f.bytes, 0)
   if (failures.length > 0) return { done: false, failures, bytes }
@@ -92,6 +98,34 @@ export async function archiveJob(client: JobsClient, sink: LogSink, job: JobReco
   }
   const patched = await patchCurrent(client, job, (j) => (isHeld(j) ? withFinalizer(j, false) : undefined), annotations)
   return patched === 'gone' ? { done: true, gone: true, bytes } : { done: true, bytes, job: patched.job, changed: patched.changed }
+}
+
+/** What attempt.json says: which attempt at archiving the Job (its uid) began last, and when. */
+interface AttemptRecord {
+  uid: string
+  attempt: number
+  startedAt: string
+}
+
+/**
+ * Records, before anything else is written, that an attempt at archiving the Job begins: the one
+ * after the last recorded for the same Job (a Job of the same name is another), or the first. A
+ * keeper stopped mid-archive (killed, its node lost) leaves its attempt here; the next keeper starts
+ * over, as the attempt after it, and the job.json it completes says which attempt that was.
+ */
+async function startAttempt(sink: LogSink, subject: { namespace: string; name: string; uid: string }, at: Date): Promise<number> {
+  const key = `${jobKey(subject)}/attempt.json`
+  const text = (await sink.read(key))?.toString('utf8')
+  let last: Partial<AttemptRecord> | undefined
+  try {
+    last = text === undefined ? undefined : (JSON.parse(text) as Partial<AttemptRecord>)
+  } catch {
+    last = undefined // not ours, or cut short: this is an attempt after it all the same
+  }
+  const attempt = last?.uid === subject.uid && typeof last.attempt === 'number' ? last.attempt + 1 : 1
+  const record: AttemptRecord = { uid: subject.uid, attempt, startedAt: at.toISOString() }
+  await writeText(sink, key, `${JSON.stringify(record)}\n`, 'application/json')
+  return attempt
 }
 
 /**

@@ -46,7 +46,7 @@ export class KeeperMetrics {
 
 /** Which failure counter a harvest failure line goes to (logs.ts words them). */
 export function failureReason(line: string): 'store' | 'read' | 'api' {
-  if (/^cannot save job\.json|refused|cannot write/.test(line)) return 'store'
+  if (/^cannot save job\.json|^cannot record the archive|refused|cannot write/.test(line)) return 'store'
   if (/^cannot save the log|^cannot note/.test(line)) return 'read'
   return 'api'
 }

@@ -24,6 +24,7 @@ export function recorded(sink: LogSink): RecordedSink {
         discard: () => object.discard()
       }
     },
+    read: (key: string) => sink.read(key),
     close: () => sink.close()
   }
 }

@@ -95,15 +95,17 @@ export async function benchKeeper(cluster: Cluster, n: number, log: (line: strin
     }
     log(`keeper: ${n} Jobs archived in ${(wallMs / 1000).toFixed(1)} s`)
 
-    // The same bytes PUT raw: each Job's log and a job.json of the keeper's size, at its concurrency.
+    // The same bytes PUT raw: each Job's log, and a job.json and an attempt.json of the keeper's sizes, at its concurrency.
     const logBody = Buffer.from(LOG_64K)
     const jobJson = Buffer.alloc(1200, 'x')
+    const attemptJson = Buffer.alloc(80, 'x')
     const rawStarted = performance.now()
     await pool(names, CONCURRENCY, async (name) => {
       await s3.send(new PutObjectCommand({ Bucket: cluster.s3.bucket, Key: `${prefix}/raw/${name}/${LOG_64K_CONTAINER}.log`, Body: logBody }))
       await s3.send(new PutObjectCommand({ Bucket: cluster.s3.bucket, Key: `${prefix}/raw/${name}/job.json`, Body: jobJson }))
+      await s3.send(new PutObjectCommand({ Bucket: cluster.s3.bucket, Key: `${prefix}/raw/${name}/attempt.json`, Body: attemptJson }))
     })
-    const raw = { wallMs: performance.now() - rawStarted, objects: 2 * n, concurrency: CONCURRENCY }
+    const raw = { wallMs: performance.now() - rawStarted, objects: 3 * n, concurrency: CONCURRENCY }
 
     // What a user would script: kubectl logs per Job, then an upload, one Job after another.
     const sample = names.slice(0, Math.min(SCRIPT_SAMPLE, n))

@@ -5,7 +5,7 @@ import type { V1Job } from '@kubernetes/client-node'
 import type { JobEvent, JobsClient, Precondition } from '../../src/kube/client.ts'
 import { toJobRecord, type JobRecord } from '../../src/kube/job-record.ts'
 import { archiveJob, giveUp, setHold } from '../../src/execute/keep.ts'
-import type { LogSink } from '../../src/store/sink.ts'
+import { SinkError, type LogSink } from '../../src/store/sink.ts'
 import { ARCHIVE_ANNOTATION, LOGS_FINALIZER } from '../../src/plan/keeper.ts'
 import { newJob } from './jobs.ts'
 
@@ -91,26 +91,77 @@ test('give-up: a Warning Event says what was not saved, then the finalizer goes'
   expect(live().metadata?.finalizers).toEqual([])
 })
 
-test('archive: the pods are listed no older than the Job as the keeper saw it (from the API server’s cache), then the finalizer goes with the annotations', async () => {
-  const job = newJob({ name: 'j', status: 'succeeded', finalizers: [LOGS_FINALIZER] })
-  const { client, job: live } = fakeClient(job)
-  const podLists: unknown[][] = []
-  Object.assign(client, {
-    listPodsOfJob: async (...args: unknown[]) => {
-      podLists.push(args)
-      return []
-    }
-  })
+/** A sink in memory: what was stored, by key. */
+function memorySink(initial: Record<string, string> = {}): { sink: LogSink; objects: Map<string, string>; stored: string[] } {
+  const objects = new Map(Object.entries(initial))
   const stored: string[] = []
   const sink: LogSink = {
     where: 's3://logs/k',
-    open: async (key) => ({ write: async (body) => void (await body.toArray(), stored.push(key)), discard: async () => undefined }),
+    open: async (key) => ({
+      write: async (body) => {
+        objects.set(key, Buffer.concat((await body.toArray()) as Buffer[]).toString())
+        stored.push(key)
+      },
+      discard: async () => undefined
+    }),
+    read: async (key) => (objects.has(key) ? Buffer.from(objects.get(key) ?? '') : undefined),
     close: async () => undefined
   }
-  const outcome = await archiveJob(client, sink, withVersion(job, '1'), { maxBytes: 1024, lastLines: 0 }, () => new Date('2026-12-04T12:00:00Z'))
+  return { sink, objects, stored }
+}
+
+const noPods = (client: JobsClient, lists: unknown[][] = []): void =>
+  void Object.assign(client, {
+    listPodsOfJob: async (...args: unknown[]) => {
+      lists.push(args)
+      return []
+    }
+  })
+
+const at = (): Date => new Date('2026-12-04T12:00:00Z')
+
+test('archive: the attempt is recorded first, the pods are listed no older than the Job as the keeper saw it (from the API server’s cache), then job.json, and the finalizer goes with the annotations', async () => {
+  const job = newJob({ name: 'j', status: 'succeeded', finalizers: [LOGS_FINALIZER] })
+  const { client, job: live } = fakeClient(job)
+  const podLists: unknown[][] = []
+  noPods(client, podLists)
+  const { sink, objects, stored } = memorySink()
+  const outcome = await archiveJob(client, sink, withVersion(job, '1'), { maxBytes: 1024, lastLines: 0 }, at)
   expect(outcome).toMatchObject({ done: true, changed: true })
   expect(podLists).toEqual([['prod', 'uid-j', '1']])
-  expect(stored).toEqual(['prod/j/job.json'])
+  expect(stored).toEqual(['prod/j/attempt.json', 'prod/j/job.json'])
+  expect(JSON.parse(objects.get('prod/j/attempt.json') ?? '')).toEqual({ uid: 'uid-j', attempt: 1, startedAt: '2026-12-04T12:00:00.000Z' })
+  expect(JSON.parse(objects.get('prod/j/job.json') ?? '').savedBy).toEqual({ phase: 'keeper', at: '2026-12-04T12:00:00.000Z', attempt: 1 })
   expect(live().metadata?.finalizers).toEqual([])
   expect(live().metadata?.annotations).toMatchObject({ [ARCHIVE_ANNOTATION.where]: 's3://logs/k/prod/j/', [ARCHIVE_ANNOTATION.state]: 'complete' })
+})
+
+test.each([
+  ['an attempt at the same Job left by a keeper stopped mid-archive: this is the next', { uid: 'uid-j', attempt: 2, startedAt: 'x' }, 3],
+  ['an attempt at an earlier Job of the same name: this is the first', { uid: 'uid-old', attempt: 4, startedAt: 'x' }, 1]
+])('archive after %s', async (_, earlier, expected) => {
+  const job = newJob({ name: 'j', status: 'failed', finalizers: [LOGS_FINALIZER] })
+  const { client } = fakeClient(job)
+  noPods(client)
+  Object.assign(client, { listWarningEvents: async () => [] })
+  const { sink, objects } = memorySink({ 'prod/j/attempt.json': JSON.stringify(earlier) })
+  expect(await archiveJob(client, sink, withVersion(job, '1'), { maxBytes: 1024, lastLines: 0 }, at)).toMatchObject({ done: true })
+  expect(JSON.parse(objects.get('prod/j/attempt.json') ?? '').attempt).toBe(expected)
+  expect(JSON.parse(objects.get('prod/j/job.json') ?? '').savedBy.attempt).toBe(expected)
+})
+
+test('archive: a store that cannot be read fails the attempt before anything is saved (the Job stays held, tried again)', async () => {
+  const job = newJob({ name: 'j', status: 'succeeded', finalizers: [LOGS_FINALIZER] })
+  const { client, patches } = fakeClient(job)
+  const { sink, stored } = memorySink()
+  sink.read = async () => {
+    throw new SinkError("logs-dir 's3://logs/k': cannot read k/prod/j/attempt.json from bucket 'logs': 503 ServiceUnavailable")
+  }
+  const outcome = await archiveJob(client, sink, withVersion(job, '1'), { maxBytes: 1024, lastLines: 0 }, at)
+  expect(outcome).toEqual({
+    done: false,
+    bytes: 0,
+    failures: ["cannot record the archive's attempt: logs-dir 's3://logs/k': cannot read k/prod/j/attempt.json from bucket 'logs': 503 ServiceUnavailable"]
+  })
+  expect([stored, patches]).toEqual([[], []])
 })
