@@ -47,6 +47,8 @@ interface Entry {
   failures: string[]
   /** The next retry's delay (doubles, from RETRY_MIN_MS to RETRY_MAX_MS). */
   retryMs: number
+  /** This keeper's last attempt at archiving it (attempt.json is read only before the first). */
+  attempt?: number
   timer?: NodeJS.Timeout
 }
 
@@ -129,7 +131,8 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
           break
         }
         case 'archive': {
-          const outcome = await archiveJob(client, sink, job, keep, () => new Date())
+          const outcome = await archiveJob(client, sink, job, keep, () => new Date(), entry.attempt)
+          entry.attempt = outcome.attempt ?? entry.attempt
           remember(outcome)
           if (outcome.done) {
             metrics.archived.inc()

@@ -25,6 +25,7 @@ import {
   kubectl,
   run,
   testCluster,
+  waitForJobCondition,
   type CommandResult
 } from './cluster/testenv.ts'
 import { createDecoys, missingDecoys, type Decoy } from './decoys.ts'
@@ -363,6 +364,43 @@ test('post with keeper-namespace holds the Jobs it gives TTLs while a keeper run
     expect((await objectBytes(client, bucket, log)).toString()).toContain('migrate: connecting to database') // kwok's pod.log
   } finally {
     client.destroy()
+  }
+
+  // A failed migration post gives a 5s failure-grace, the keeper running: held with its TTL,
+  // archived at once, and deleted by the TTL controller when the grace runs out, its log saved.
+  const failed = await createJob({ namespace: ns, name: 'app-fail', behaviour: 'fail', labels: { app: 'keeper-post' } })
+  await waitForJobCondition(ns, 'app-fail', 'Failed')
+  const graced = run(process.execPath, [
+    cli,
+    'post',
+    '--namespace',
+    ns,
+    '--selector',
+    'app=keeper-post',
+    '--harvest-logs',
+    'none',
+    '--failure-grace',
+    '5s',
+    '--keeper-namespace',
+    otherNs
+  ])
+  expect({ code: graced.code, stderr: graced.stderr }).toMatchObject({ code: 0 })
+  expect(graced.stderr + graced.stdout).toContain(`ttlSecondsAfterFinished 5; held for the keeper (${LOGS_FINALIZER})`)
+  await eventually(
+    'the TTL controller to delete the archived Job',
+    () => getJob(ns, 'app-fail'),
+    (j) => j === undefined,
+    60_000
+  )
+  const ttlClient = s3()
+  try {
+    const record = JSON.parse((await objectBytes(ttlClient, bucket, `${prefix}/${ns}/app-fail/job.json`)).toString()) as { uid: string; status: string }
+    expect(record).toMatchObject({ uid: failed.metadata?.uid, status: 'failed' })
+    const keys = await keysUnder(ttlClient, bucket, `${prefix}/${ns}/app-fail/`)
+    const log = keys.find((k) => k.endsWith('/main.log')) ?? ''
+    expect((await objectBytes(ttlClient, bucket, log)).toString()).toContain('migrate: ERROR: relation "tuples" already exists') // kwok's pod.log
+  } finally {
+    ttlClient.destroy()
   }
 
   // No keeper running (stopped: its Lease released): post gives the TTL alone, and says why.

@@ -28,6 +28,8 @@ export interface KeepOutcome {
   bytes?: number
   /** archive: what could not be saved (the Job stays held, and the archive is tried again). */
   failures?: string[]
+  /** archive: which attempt at the Job this was (attempt.json). */
+  attempt?: number
 }
 
 const ATTEMPTS = 5
@@ -76,20 +78,44 @@ export async function setHold(client: JobsClient, job: JobRecord, present: boole
  * Saves the Job's logs (every container that ran, init containers and previous runs included) and
  * its job.json into `sink`; once all are saved, notes where on the Job and removes the finalizer.
  * With anything not saved, the Job stays as it is (held), and the failures say why.
+ * `previousAttempt`: this keeper's own last attempt at the Job, when it made one (then attempt.json
+ * need not be read).
  */
-export async function archiveJob(client: JobsClient, sink: LogSink, job: JobRecord, keep: LogKeep, now: () => Date): Promise<KeepOutcome> {
+export async function archiveJob(
+  client: JobsClient,
+  sink: LogSink,
+  job: JobRecord,
+  keep: LogKeep,
+  now: () => Date,
+  previousAttempt?: number
+): Promise<KeepOutcome> {
   const subject = { namespace: job.metadata?.namespace ?? '', name: job.metadata?.name ?? '', uid: job.metadata?.uid ?? '' }
-  let attempt: number
+  // The attempt is recorded while the pods are listed, and before any log is written.
+  const recording = startAttempt(sink, subject, now(), previousAttempt).then(
+    (attempt) => ({ attempt }),
+    (error: unknown) => ({ error })
+  )
+  const ready = recording.then((r) => {
+    if ('error' in r) throw r.error
+  })
+  ready.catch(() => undefined) // harvestLogs awaits it; its failure is reported below
+  let harvest: Awaited<ReturnType<typeof harvestLogs>> | undefined
   try {
-    attempt = await startAttempt(sink, subject, now())
+    harvest = await harvestLogs(client, { ...subject, resourceVersion: job.metadata?.resourceVersion }, sink, keep, ready)
   } catch (e) {
-    return { done: false, failures: [`cannot record the archive's attempt: ${e instanceof SinkError ? e.message : String(e)}`], bytes: 0 }
+    if (e instanceof ClusterUnreachable) throw e
   }
-  const harvest = await harvestLogs(client, { ...subject, resourceVersion: job.metadata?.resourceVersion }, sink, keep)
+  const recorded = await recording
+  if ('error' in recorded) {
+    const why = recorded.error instanceof SinkError ? recorded.error.message : String(recorded.error)
+    return { done: false, failures: [`cannot record the archive's attempt: ${why}`], bytes: 0 }
+  }
+  const { attempt } = recorded
+  if (harvest === undefined) return { done: false, failures: ['the archive stopped before its logs were read'], bytes: 0, attempt }
   const fileFailure = await saveJobFile(client, sink, { ...subject, status: jobStatus(job), job }, harvest, { phase: 'keeper', at: now(), attempt })
   const failures = [...harvest.logs.failures, ...(fileFailure ? [fileFailure] : [])]
   const bytes = harvest.logs.files.reduce((sum, f) => sum + f.bytes, 0)
-  if (failures.length > 0) return { done: false, failures, bytes }
+  if (failures.length > 0) return { done: false, failures, bytes, attempt }
   const cut = harvest.logs.files.filter((f) => f.truncated).length
   const annotations = {
     [ARCHIVE_ANNOTATION.where]: `${sink.where.replace(/\/$/, '')}/${jobKey(subject)}/`,
@@ -97,7 +123,7 @@ export async function archiveJob(client: JobsClient, sink: LogSink, job: JobReco
     [ARCHIVE_ANNOTATION.at]: now().toISOString()
   }
   const patched = await patchCurrent(client, job, (j) => (isHeld(j) ? withFinalizer(j, false) : undefined), annotations)
-  return patched === 'gone' ? { done: true, gone: true, bytes } : { done: true, bytes, job: patched.job, changed: patched.changed }
+  return patched === 'gone' ? { done: true, gone: true, bytes, attempt } : { done: true, bytes, attempt, job: patched.job, changed: patched.changed }
 }
 
 /** What attempt.json says: which attempt at archiving the Job (its uid) began last, and when. */
@@ -113,9 +139,9 @@ interface AttemptRecord {
  * keeper stopped mid-archive (killed, its node lost) leaves its attempt here; the next keeper starts
  * over, as the attempt after it, and the job.json it completes says which attempt that was.
  */
-async function startAttempt(sink: LogSink, subject: { namespace: string; name: string; uid: string }, at: Date): Promise<number> {
+async function startAttempt(sink: LogSink, subject: { namespace: string; name: string; uid: string }, at: Date, previous?: number): Promise<number> {
   const key = `${jobKey(subject)}/attempt.json`
-  const text = (await sink.read(key))?.toString('utf8')
+  const text = previous === undefined ? (await sink.read(key))?.toString('utf8') : JSON.stringify({ uid: subject.uid, attempt: previous })
   let last: Partial<AttemptRecord> | undefined
   try {
     last = text === undefined ? undefined : (JSON.parse(text) as Partial<AttemptRecord>)

@@ -109,7 +109,7 @@ export const jobKey = (job: { namespace: string; name: string }): string => `${j
  * when asked); never throws for a log it cannot save (it is a failure), only when the cluster is
  * unreachable: that is no fault of this Job's logs, and ends the run.
  */
-export async function harvestLogs(client: JobsClient, job: LogSource, sink: LogSink, keep: LogKeep): Promise<Harvest> {
+export async function harvestLogs(client: JobsClient, job: LogSource, sink: LogSink, keep: LogKeep, ready?: Promise<void>): Promise<Harvest> {
   const neverRan: string[] = []
   const logs: HarvestedLogs = { files: [], failures: [], neverRan, tails: keep.lastLines > 0 ? [] : undefined }
   let pods: V1Pod[]
@@ -120,6 +120,8 @@ export async function harvestLogs(client: JobsClient, job: LogSource, sink: LogS
     logs.failures.push(`cannot list its pods: ${apiErrorMessage(e)}`)
     return { logs, pods: [] }
   }
+  // What must be written before any log (the keeper's attempt record), written while the pods were listed.
+  await ready
   for (const pod of pods) {
     const podName = pod.metadata?.name ?? ''
     const podKey = `${jobKey(job)}/${podName}`

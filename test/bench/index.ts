@@ -6,7 +6,8 @@
 // Jobs) in BENCH_SWEEP_NAMESPACES (50), kubectl beside the sweep up to BENCH_KUBECTL_UP_TO (50000),
 // BENCH_SWEEP_DELETE_JOBS (20000), ROUNDS (10), BENCH_PREFLIGHT_ROUNDS (3); BENCH_ONLY=prune,sweep,sweep-delete,wait,preflight picks
 // parts; keeper: the logs (64 KiB each) of BENCH_KEEPER_JOBS (1000) finished Jobs archived at BENCH_KEEPER_CONCURRENCY (4) (vs raw PUTs, and
-// kubectl logs + upload), then as many Jobs let run at once under a running keeper (finish-to-archived latency).
+// kubectl logs + upload), then as many Jobs let run at once under a running keeper that watches BENCH_KEEPER_WATCH_JOBS (50000) archived
+// Jobs besides (finish-to-archived latency, peak RSS).
 import { benchCluster } from './finished-jobs.ts'
 import { mb, seconds } from './measure.ts'
 import { benchKeeper } from './keeper.ts'
@@ -108,7 +109,7 @@ try {
       `  kubectl logs job/… + upload, each ${seconds(k.script.wallMs).padStart(8)}  (timed over ${k.script.jobs} Jobs, scaled to ${k.jobs})`,
       `  keeper / raw PUTs: ${ratio(k.keeper.wallMs, k.raw.wallMs)}; speed-up over the kubectl script: ${ratio(k.script.wallMs, k.keeper.wallMs)}`,
       `  (the keeper's own API rate limit, 300 requests/s, alone takes ${seconds((k.keeper.requests / 300) * 1000)} for its ${k.keeper.requests} requests)`,
-      `keeper keeping up: ${k.live.jobs} Jobs held while suspended, then let run at once; from a Job's Complete to its logs archived:`,
+      `keeper keeping up, watching ${k.live.watched} archived Jobs besides (set-up: ${seconds(k.live.backgroundSetupMs)}): ${k.live.jobs} Jobs held while suspended, then let run at once; from a Job's Complete to its logs archived:`,
       `  median ${seconds(k.live.medianMs)}, 99th percentile ${seconds(k.live.p99Ms)}, max ${seconds(k.live.maxMs)}; peak RSS ${mb(k.live.peakRssMb)}`,
       ''
     )

@@ -27,11 +27,15 @@ export interface KeeperFigures {
   raw: { wallMs: number; objects: number; concurrency: number }
   script: { wallMs: number; jobs: number }
   /** Keeping up: N Jobs let run at once under a running keeper. */
-  live: { jobs: number; medianMs: number; p99Ms: number; maxMs: number; peakRssMb: number }
+  live: { jobs: number; watched: number; backgroundSetupMs: number; medianMs: number; p99Ms: number; maxMs: number; peakRssMb: number }
 }
 
 const MANAGED = { 'job-sweeper.io/managed': 'true' }
 const CONCURRENCY = Number(process.env.BENCH_KEEPER_CONCURRENCY ?? 4)
+/** Keeping up: the Jobs the keeper watches besides (archived already, suspended: no pods), so its memory is a watch of this many. */
+const WATCHED = Number(process.env.BENCH_KEEPER_WATCH_JOBS ?? 50_000)
+/** The label of the Jobs let run at once (the others are the watched background). */
+const LIVE = { 'job-sweeper.bench/live': 'true' }
 /** The script baseline runs on this many Jobs and is scaled to N (a kubectl process per Job is slow). */
 const SCRIPT_SAMPLE = 100
 
@@ -176,9 +180,10 @@ function startKeeper(
 const quantile = (values: number[], q: number): number => [...values].sort((a, b) => a - b)[Math.max(0, Math.ceil(q * values.length) - 1)]
 
 /**
- * Keeping up: the keeper runs; `n` Jobs are created suspended (each held by the keeper while it
- * waits), then all let run at once; per Job, the time from its Complete condition to its archive
- * annotation, both as one watch sees them.
+ * Keeping up: WATCHED Jobs of its scope, archived already and suspended (no pods), are there when
+ * the keeper starts, so it watches them all; then `n` Jobs are created suspended (each held by the
+ * keeper while it waits), and all let run at once; per Job, the time from its Complete condition
+ * to its archive annotation, both as one watch sees them; the keeper's peak RSS over it all.
  */
 async function keepingUp(
   cluster: Cluster,
@@ -192,6 +197,21 @@ async function keepingUp(
   const core = kc.makeApiClient(CoreV1Api)
   const batch = kc.makeApiClient(BatchV1Api)
   await core.createNamespace({ body: { metadata: { name: ns } } })
+  const backgroundStarted = performance.now()
+  const background = Array.from({ length: WATCHED }, (_, i) => `watched-${i}`)
+  await pool(background, 50, async (name) => {
+    const body = jobManifest({
+      namespace: ns,
+      name,
+      behaviour: 'succeed',
+      labels: MANAGED,
+      annotations: { 'job-sweeper.io/logs': `${logsDir}/${ns}/${name}/` }
+    })
+    body.spec = { ...body.spec!, suspend: true }
+    await batch.createNamespacedJob({ namespace: ns, body })
+  })
+  const backgroundSetupMs = performance.now() - backgroundStarted
+  if (WATCHED > 0) log(`keeper: ${WATCHED} archived Jobs to watch created in ${(backgroundSetupMs / 1000).toFixed(1)} s`)
   const running = startKeeper(cluster, env, ns, logsDir)
   const completeAt = new Map<string, number>()
   const archivedAt = new Map<string, number>()
@@ -199,13 +219,15 @@ async function keepingUp(
   try {
     const names = Array.from({ length: n }, (_, i) => `live-${String(i).padStart(String(n - 1).length, '0')}`)
     await pool(names, 50, async (name) => {
-      const body = jobManifest({ namespace: ns, name, behaviour: 'succeed', labels: MANAGED })
+      const body = jobManifest({ namespace: ns, name, behaviour: 'succeed', labels: { ...MANAGED, ...LIVE } })
       for (const c of body.spec?.template.spec?.containers ?? []) c.name = LOG_64K_CONTAINER
       body.spec = { ...body.spec!, suspend: true }
       await batch.createNamespacedJob({ namespace: ns, body })
     })
     const held = async (): Promise<number> =>
-      (await batch.listNamespacedJob({ namespace: ns })).items.filter((j) => j.metadata?.finalizers?.includes('job-sweeper.io/logs')).length
+      (await batch.listNamespacedJob({ namespace: ns, labelSelector: 'job-sweeper.bench/live=true' })).items.filter((j) =>
+        j.metadata?.finalizers?.includes('job-sweeper.io/logs')
+      ).length
     for (let waited = 0; (await held()) < n; waited += 250) {
       running.check()
       if (waited > 300_000) throw new Error(`the keeper held ${await held()} of ${n} suspended Jobs after 5 minutes`)
@@ -236,7 +258,15 @@ async function keepingUp(
     if (latencies.some((l) => !(l >= 0))) throw new Error('a Job was archived before the watch saw it Complete')
     const { peakRssMb } = await running.stop()
     log(`keeper: ${n} Jobs archived as they finished`)
-    return { jobs: n, medianMs: quantile(latencies, 0.5), p99Ms: quantile(latencies, 0.99), maxMs: Math.max(...latencies), peakRssMb }
+    return {
+      jobs: n,
+      watched: WATCHED,
+      backgroundSetupMs,
+      medianMs: quantile(latencies, 0.5),
+      p99Ms: quantile(latencies, 0.99),
+      maxMs: Math.max(...latencies),
+      peakRssMb
+    }
   } finally {
     watching?.abort()
     await running.stop().catch(() => undefined)

@@ -165,3 +165,15 @@ test('archive: a store that cannot be read fails the attempt before anything is 
   })
   expect([stored, patches]).toEqual([[], []])
 })
+
+test('archive again in the same keeper: its own last attempt is known, so attempt.json is not read, only written', async () => {
+  const job = newJob({ name: 'j', status: 'succeeded', finalizers: [LOGS_FINALIZER] })
+  const { client } = fakeClient(job)
+  noPods(client)
+  const { sink, objects } = memorySink()
+  sink.read = async () => {
+    throw new Error('read')
+  }
+  expect(await archiveJob(client, sink, withVersion(job, '1'), { maxBytes: 1024, lastLines: 0 }, at, 1)).toMatchObject({ done: true, attempt: 2 })
+  expect(JSON.parse(objects.get('prod/j/attempt.json') ?? '').attempt).toBe(2)
+})
