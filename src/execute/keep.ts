@@ -98,20 +98,21 @@ export async function archiveJob(
   const ready = recording.then((r) => {
     if ('error' in r) throw r.error
   })
-  ready.catch(() => undefined) // harvestLogs awaits it; its failure is reported below
-  let harvest: Awaited<ReturnType<typeof harvestLogs>> | undefined
-  try {
-    harvest = await harvestLogs(client, { ...subject, resourceVersion: job.metadata?.resourceVersion }, sink, keep, ready)
-  } catch (e) {
-    if (e instanceof ClusterUnreachable) throw e
-  }
-  const recorded = await recording
+  ready.catch(() => undefined) // harvestLogs awaits it once the pods are listed; its failure is reported below
+  const harvesting = harvestLogs(client, { ...subject, resourceVersion: job.metadata?.resourceVersion }, sink, keep, ready).then(
+    (harvest) => ({ harvest }),
+    (error: unknown) => ({ error })
+  )
+  const [recorded, harvested] = await Promise.all([recording, harvesting])
+  if ('error' in harvested && harvested.error instanceof ClusterUnreachable) throw harvested.error
   if ('error' in recorded) {
     const why = recorded.error instanceof SinkError ? recorded.error.message : String(recorded.error)
     return { done: false, failures: [`cannot record the archive's attempt: ${why}`], bytes: 0 }
   }
+  // The harvest fails only with the attempt's record (above) or the cluster: anything else is a fault, thrown.
+  if ('error' in harvested) throw harvested.error
   const { attempt } = recorded
-  if (harvest === undefined) return { done: false, failures: ['the archive stopped before its logs were read'], bytes: 0, attempt }
+  const { harvest } = harvested
   const fileFailure = await saveJobFile(client, sink, { ...subject, status: jobStatus(job), job }, harvest, { phase: 'keeper', at: now(), attempt })
   const failures = [...harvest.logs.failures, ...(fileFailure ? [fileFailure] : [])]
   const bytes = harvest.logs.files.reduce((sum, f) => sum + f.bytes, 0)

@@ -72,6 +72,16 @@ export function withFinalizer(job: JobRecord, present: boolean): string[] {
 }
 
 /**
+ * How long ago the keeper's Lease was renewed (undefined: nobody holds it), and whether a keeper
+ * runs by it still (renewed within its duration): what post decides on and what its log says.
+ */
+function leaseState(lease: KeeperLease, now: Date): { age?: number; running: boolean } {
+  if (!lease.holder || lease.renewedAt === undefined) return { running: false }
+  const age = (now.getTime() - lease.renewedAt.getTime()) / 1000
+  return { age, running: age <= lease.durationSeconds }
+}
+
+/**
  * Whether a keeper runs for a Job in `namespace` with `labels` (as post leaves them) at `now`: its
  * Lease is held and renewed within its duration, and its scope (namespaces and selector) takes the
  * Job. `post` adds the finalizer only then: with no keeper to remove it, a hold would keep the Job
@@ -85,9 +95,9 @@ export function keeperTakes(
   matches: (selector: string, labels: Record<string, string>) => boolean
 ): { takes: true } | { takes: false; why: string } {
   if (lease === undefined) return { takes: false, why: `no keeper: no Lease ${KEEPER_LEASE}` }
-  if (!lease.holder || lease.renewedAt === undefined) return { takes: false, why: `no keeper: its Lease ${KEEPER_LEASE} is not held` }
-  const age = (now.getTime() - lease.renewedAt.getTime()) / 1000
-  if (age > lease.durationSeconds)
+  const { age, running } = leaseState(lease, now)
+  if (age === undefined) return { takes: false, why: `no keeper: its Lease ${KEEPER_LEASE} is not held` }
+  if (!running)
     return { takes: false, why: `no keeper: its Lease ${KEEPER_LEASE} was last renewed ${Math.round(age)}s ago (it lasts ${lease.durationSeconds}s)` }
   if (lease.selector === undefined) return { takes: false, why: `the keeper's Lease does not say which Jobs it keeps (a keeper older than post)` }
   if (!lease.namespaces.includes(namespace) && !lease.namespaces.includes(ALL_NAMESPACES))
@@ -100,8 +110,9 @@ export function keeperTakes(
 export function keeperLine(namespace: string, lease: KeeperLease | undefined, now: Date): string {
   const where = `${INPUT.keeperNamespace} '${namespace}'`
   if (lease === undefined) return `${where}: no keeper (no Lease ${KEEPER_LEASE}): no Job is held for one`
-  const age = lease.renewedAt === undefined ? undefined : Math.max(0, Math.round((now.getTime() - lease.renewedAt.getTime()) / 1000))
-  if (!lease.holder || age === undefined || age > lease.durationSeconds)
-    return `${where}: no keeper running (its Lease ${KEEPER_LEASE} ${lease.holder && age !== undefined ? `was last renewed ${age}s ago` : 'is not held'}): no Job is held for one`
-  return `${where}: a keeper runs (${lease.holder}, Lease renewed ${age}s ago), keeping Jobs matching ${lease.selector ?? '?'} in ${lease.namespaces.includes(ALL_NAMESPACES) ? 'all namespaces' : lease.namespaces.join(', ') || '?'}: the Jobs it takes are held with ${LOGS_FINALIZER} until it archives their logs`
+  const { age, running } = leaseState(lease, now)
+  const seconds = age === undefined ? undefined : Math.max(0, Math.round(age))
+  if (!running)
+    return `${where}: no keeper running (its Lease ${KEEPER_LEASE} ${seconds !== undefined ? `was last renewed ${seconds}s ago` : 'is not held'}): no Job is held for one`
+  return `${where}: a keeper runs (${lease.holder}, Lease renewed ${seconds}s ago), keeping Jobs matching ${lease.selector ?? '?'} in ${lease.namespaces.includes(ALL_NAMESPACES) ? 'all namespaces' : lease.namespaces.join(', ') || '?'}: the Jobs it takes are held with ${LOGS_FINALIZER} until it archives their logs`
 }
