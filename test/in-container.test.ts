@@ -34,7 +34,7 @@ import {
 import { createDecoys, missingDecoys } from './decoys.ts'
 import { imageRootfs } from './in-pod.ts'
 import { chart as demoChart } from './scenario.ts'
-import { keysUnder, objectBytes } from './s3-objects.ts'
+import { savedJob } from './s3-objects.ts'
 
 const root = join(import.meta.dirname, '..')
 const chart = join(root, 'charts', 'job-sweeper')
@@ -79,13 +79,7 @@ describeOnRealNode('job-sweeper from its image on the real node', () => {
       credentials: { accessKeyId: s3.AWS_ACCESS_KEY_ID, secretAccessKey: s3.AWS_SECRET_ACCESS_KEY }
     })
     try {
-      const folder = `${prefix}/${namespace}/${job}/`
-      const keys = await keysUnder(client, cluster.s3.bucket, folder)
-      const logKey = keys.find((k) => k.endsWith(`/${container}.log`))
-      const log = logKey ? (await objectBytes(client, cluster.s3.bucket, logKey)).toString() : ''
-      const jobFile = keys.includes(`${folder}job.json`)
-        ? (JSON.parse((await objectBytes(client, cluster.s3.bucket, `${folder}job.json`)).toString()) as { uid?: string })
-        : undefined
+      const { log, jobFile } = await savedJob(client, cluster.s3.bucket, `${prefix}/${namespace}/${job}/`, container)
       return { log, jobFile }
     } finally {
       client.destroy()

@@ -29,7 +29,7 @@ import {
   type CommandResult
 } from './cluster/testenv.ts'
 import { createDecoys, missingDecoys, type Decoy } from './decoys.ts'
-import { keysUnder, objectBytes } from './s3-objects.ts'
+import { keysUnder, savedJob } from './s3-objects.ts'
 import { startStoreProxy } from './s3-store-proxy.ts'
 
 const cli = join(import.meta.dirname, '..', 'dist', 'cli', 'job-sweeper.mjs')
@@ -88,6 +88,16 @@ const s3 = (): S3Client =>
     region: process.env.AWS_REGION,
     credentials: { accessKeyId: process.env.AWS_ACCESS_KEY_ID ?? '', secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY ?? '' }
   })
+
+/** What the bucket holds of the Job `namespace/job` under `prefix` (savedJob). */
+async function inBucket(prefix: string, namespace: string, job: string, container = 'main'): ReturnType<typeof savedJob> {
+  const client = s3()
+  try {
+    return await savedJob(client, bucket, `${prefix}/${namespace}/${job}/`, container)
+  } finally {
+    client.destroy()
+  }
+}
 
 /** A loopback port where nothing listens: a store that does not answer. */
 async function closedPort(): Promise<number> {
@@ -166,18 +176,12 @@ test('a Job of its scope is held while it runs and archived as soon as it finish
   )
   expect(archived?.metadata?.annotations?.[ARCHIVE_ANNOTATION.where]).toBe(`s3://${bucket}/${prefix}/${ns}/app-migrate/`)
   expect(archived?.metadata?.annotations?.[ARCHIVE_ANNOTATION.state]).toBe('complete')
+  const saved = await inBucket(prefix, ns, 'app-migrate')
+  expect(saved.keys).toContain(`${prefix}/${ns}/app-migrate/job.json`)
+  expect(saved.log).toContain('migrate: ERROR: relation "tuples" already exists') // kwok's pod.log
+  expect(saved.jobFile).toMatchObject({ savedBy: { phase: 'keeper' }, status: 'failed' })
   const client = s3()
   try {
-    const keys = await keysUnder(client, bucket, `${prefix}/${ns}/app-migrate/`)
-    expect(keys).toContain(`${prefix}/${ns}/app-migrate/job.json`)
-    const log = keys.find((k) => k.endsWith('/main.log')) ?? ''
-    expect((await objectBytes(client, bucket, log)).toString()).toContain('migrate: ERROR: relation "tuples" already exists') // kwok's pod.log
-    const record = JSON.parse((await objectBytes(client, bucket, `${prefix}/${ns}/app-migrate/job.json`)).toString()) as {
-      savedBy: { phase: string }
-      status: string
-    }
-    expect(record).toMatchObject({ savedBy: { phase: 'keeper' }, status: 'failed' })
-
     // Its TTL deletes it; nothing holds it now.
     await eventually(
       'the TTL controller to delete the archived Job',
@@ -317,8 +321,8 @@ test('post with keeper-namespace holds the Jobs it gives TTLs while a keeper run
     async () => keeper?.output() ?? '',
     (out) => out.includes('keeper: leading')
   )
-  const post = (): CommandResult =>
-    run(process.execPath, [cli, 'post', '--namespace', ns, '--selector', 'app=keeper-post', '--harvest-logs', 'none', '--keeper-namespace', otherNs])
+  const post = (...flags: string[]): CommandResult =>
+    run(process.execPath, [cli, 'post', '--namespace', ns, '--selector', 'app=keeper-post', '--harvest-logs', 'none', '--keeper-namespace', otherNs, ...flags])
   // Not labelled managed: the keeper does not take it until post labels it.
   await createJob({ namespace: ns, name: 'app-migrate', behaviour: 'hold', labels: { app: 'keeper-post' } })
   await eventually(
@@ -356,52 +360,26 @@ test('post with keeper-namespace holds the Jobs it gives TTLs while a keeper run
     (j) => j === undefined,
     60_000
   )
-  const client = s3()
-  try {
-    const keys = await keysUnder(client, bucket, `${prefix}/${ns}/app-migrate/`)
-    expect(keys).toContain(`${prefix}/${ns}/app-migrate/job.json`)
-    const log = keys.find((k) => k.endsWith('/main.log')) ?? ''
-    expect((await objectBytes(client, bucket, log)).toString()).toContain('migrate: connecting to database') // kwok's pod.log
-  } finally {
-    client.destroy()
-  }
+  const resumed = await inBucket(prefix, ns, 'app-migrate')
+  expect(resumed.keys).toContain(`${prefix}/${ns}/app-migrate/job.json`)
+  expect(resumed.log).toContain('migrate: connecting to database') // kwok's pod.log
 
   // A failed migration post gives a 5s failure-grace, the keeper running: held with its TTL,
   // archived at once, and deleted by the TTL controller when the grace runs out, its log saved.
   const failed = await createJob({ namespace: ns, name: 'app-fail', behaviour: 'fail', labels: { app: 'keeper-post' } })
   await waitForJobCondition(ns, 'app-fail', 'Failed')
-  const graced = run(process.execPath, [
-    cli,
-    'post',
-    '--namespace',
-    ns,
-    '--selector',
-    'app=keeper-post',
-    '--harvest-logs',
-    'none',
-    '--failure-grace',
-    '5s',
-    '--keeper-namespace',
-    otherNs
-  ])
-  expect({ code: graced.code, stderr: graced.stderr }).toMatchObject({ code: 0 })
-  expect(graced.stderr + graced.stdout).toContain(`ttlSecondsAfterFinished 5; held for the keeper (${LOGS_FINALIZER})`)
+  const ttlSet = post('--failure-grace', '5s')
+  expect({ code: ttlSet.code, stderr: ttlSet.stderr }).toMatchObject({ code: 0 })
+  expect(ttlSet.stderr + ttlSet.stdout).toContain(`ttlSecondsAfterFinished 5; held for the keeper (${LOGS_FINALIZER})`)
   await eventually(
     'the TTL controller to delete the archived Job',
     () => getJob(ns, 'app-fail'),
     (j) => j === undefined,
     60_000
   )
-  const ttlClient = s3()
-  try {
-    const record = JSON.parse((await objectBytes(ttlClient, bucket, `${prefix}/${ns}/app-fail/job.json`)).toString()) as { uid: string; status: string }
-    expect(record).toMatchObject({ uid: failed.metadata?.uid, status: 'failed' })
-    const keys = await keysUnder(ttlClient, bucket, `${prefix}/${ns}/app-fail/`)
-    const log = keys.find((k) => k.endsWith('/main.log')) ?? ''
-    expect((await objectBytes(ttlClient, bucket, log)).toString()).toContain('migrate: ERROR: relation "tuples" already exists') // kwok's pod.log
-  } finally {
-    ttlClient.destroy()
-  }
+  const graced = await inBucket(prefix, ns, 'app-fail')
+  expect(graced.jobFile).toMatchObject({ uid: failed.metadata?.uid, status: 'failed' })
+  expect(graced.log).toContain('migrate: ERROR: relation "tuples" already exists') // kwok's pod.log
 
   // No keeper running (stopped: its Lease released): post gives the TTL alone, and says why.
   expect(await keeper.stop()).toBe(0)
@@ -435,15 +413,9 @@ test('helm uninstall of a release whose migration still runs: the held Job and i
     60_000
   )
   expect(keeper.output()).toContain(`archived ${ns}/gone-migrate (being deleted before it finished: what its pods wrote)`)
-  const client = s3()
-  try {
-    const keys = await keysUnder(client, bucket, `${prefix}/${ns}/gone-migrate/`)
-    const log = keys.find((k) => k.endsWith('/migrate.log')) ?? ''
-    expect((await objectBytes(client, bucket, log)).toString()).toContain('migrate: connecting to database') // kwok's pod.log
-    expect(keys).toContain(`${prefix}/${ns}/gone-migrate/job.json`)
-  } finally {
-    client.destroy()
-  }
+  const gone = await inBucket(prefix, ns, 'gone-migrate', 'migrate')
+  expect(gone.log).toContain('migrate: connecting to database') // kwok's pod.log
+  expect(gone.keys).toContain(`${prefix}/${ns}/gone-migrate/job.json`)
   // The other release, out of the keeper's scope: its running Job neither held nor touched.
   const other = await getJob(ns, 'stays-migrate')
   expect(other?.metadata?.finalizers ?? []).not.toContain(LOGS_FINALIZER)
@@ -559,26 +531,17 @@ test('a keeper killed mid-upload (SIGKILL): the next, once the Lease expired, ar
     )
     expect(proxy.seen.some((r) => r.endsWith('/attempt.json'))).toBe(true) // its attempt was recorded first
     expect((await getJob(ns, 'app-migrate'))?.metadata?.finalizers).toContain(LOGS_FINALIZER) // still held
-    const client = s3()
-    try {
-      expect(await keysUnder(client, bucket, `${prefix}/${ns}/app-migrate/`)).toEqual([`${prefix}/${ns}/app-migrate/attempt.json`])
-      keeper = await startKeeper(ns, ['--logs-dir', `s3://${bucket}/${prefix}`, '--s3-endpoint', endpoint])
-      await eventually(
-        'the next keeper to archive it',
-        () => getJob(ns, 'app-migrate'),
-        (j) => j?.metadata?.annotations?.[ARCHIVE_ANNOTATION.where] !== undefined,
-        90_000
-      )
-      const record = JSON.parse((await objectBytes(client, bucket, `${prefix}/${ns}/app-migrate/job.json`)).toString()) as {
-        uid: string
-        savedBy: { attempt?: number }
-      }
-      expect(record).toMatchObject({ uid: job.metadata?.uid, savedBy: { attempt: 2 } })
-      const keys = await keysUnder(client, bucket, `${prefix}/${ns}/app-migrate/`)
-      expect(keys.some((k) => k.endsWith('/main.log'))).toBe(true)
-    } finally {
-      client.destroy()
-    }
+    expect((await inBucket(prefix, ns, 'app-migrate')).keys).toEqual([`${prefix}/${ns}/app-migrate/attempt.json`])
+    keeper = await startKeeper(ns, ['--logs-dir', `s3://${bucket}/${prefix}`, '--s3-endpoint', endpoint])
+    await eventually(
+      'the next keeper to archive it',
+      () => getJob(ns, 'app-migrate'),
+      (j) => j?.metadata?.annotations?.[ARCHIVE_ANNOTATION.where] !== undefined,
+      90_000
+    )
+    const again = await inBucket(prefix, ns, 'app-migrate')
+    expect(again.jobFile).toMatchObject({ uid: job.metadata?.uid, savedBy: { attempt: 2 } })
+    expect(again.keys.some((k) => k.endsWith('/main.log'))).toBe(true)
   } finally {
     await proxy.close()
   }

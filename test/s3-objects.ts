@@ -18,3 +18,17 @@ export async function keysUnder(client: S3Client, Bucket: string, Prefix: string
   } while (ContinuationToken)
   return keys.sort()
 }
+
+/** What the bucket holds of one Job's folder (`<prefix>/<namespace>/<job>/`): its keys, its container's log ('' when there is none) and its job.json (when there is one). */
+export async function savedJob(
+  client: S3Client,
+  Bucket: string,
+  folder: string,
+  container = 'main'
+): Promise<{ keys: string[]; log: string; jobFile?: { uid?: string; status?: string; savedBy?: { phase?: string; attempt?: number } } }> {
+  const keys = await keysUnder(client, Bucket, folder)
+  const logKey = keys.find((k) => k.endsWith(`/${container}.log`))
+  const log = logKey ? (await objectBytes(client, Bucket, logKey)).toString() : ''
+  const jobFile = keys.includes(`${folder}job.json`) ? JSON.parse((await objectBytes(client, Bucket, `${folder}job.json`)).toString()) : undefined
+  return { keys, log, jobFile }
+}
