@@ -320,11 +320,11 @@ function writeSysctls(values: Record<string, string>): void {
 
 /**
  * Stops the node of the cluster in `dir` and removes everything it made: its processes (and every
- * process in its cgroup: containers, shims), mounts, network namespace (the veth pair goes with it),
+ * process in its cgroup: containers, shims), mounts, veth pair, network namespace,
  * cgroups and state; writes the kernel parameters back. Safe to call when no node ran.
  */
 export async function stopRealNode(dir: string): Promise<void> {
-  const { netns, cgroup } = identity(dir)
+  const { netns, hostLink, cgroup } = identity(dir)
   await stopProcesses(dir, 5000, [...NODE_PROCESSES])
   const shimSockets = shimSocketsOf(cgroupPids(cgroup))
   for (let round = 0; round < 50; round++) {
@@ -340,6 +340,9 @@ export async function stopRealNode(dir: string): Promise<void> {
     await sleep(100)
   }
   for (const point of mountsUnder(join(dir, 'node'))) await run('umount', ['-l', point]).catch(() => undefined)
+  // The veth pair by its outside end, at once: a namespace's deletion takes its links down later,
+  // in the kernel's own time (a CI run found the outside end still there after the stop).
+  await run('ip', ['link', 'delete', hostLink]).catch(() => undefined)
   await run('ip', ['netns', 'delete', netns]).catch(() => undefined)
   for (const h of cgroupHierarchies(false)) removeCgroupTree(join(h, cgroup))
   removeMachineFiles(join(dir, 'node'), shimSockets)
