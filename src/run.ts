@@ -172,11 +172,17 @@ async function observePlanExecute(phase: Phase, settings: Settings, client: Jobs
   const now = new Date()
   // The planner sees the decisions' settings only, not where the cluster is or where logs go.
   const policy = planPolicy(settings)
+  // pre and sweep: the keeper's Lease, to tell the holds no keeper runs to let go of.
+  const keeper =
+    phase !== 'post' && settings.keeperNamespace !== undefined ? await readKeeperLease(client, settings.keeperNamespace, warn, false) : undefined
   let plan: Plan
   switch (phase) {
     case 'pre':
       plan = planPrune(
-        await observed(out, what, async () => withStarts(client, settings, await observe(client, settings, warn, true, (m) => out.info(m)), warn)),
+        {
+          ...(await observed(out, what, async () => withStarts(client, settings, await observe(client, settings, warn, true, (m) => out.info(m)), warn))),
+          keeper
+        },
         policy,
         now
       )
@@ -184,14 +190,14 @@ async function observePlanExecute(phase: Phase, settings: Settings, client: Jobs
     case 'post':
       plan = planPost(await observed(out, what, async () => withStarts(client, settings, await observe(client, settings, warn, false), warn)), policy, now)
       if (settings.keeperNamespace !== undefined && !settings.dryRun) {
-        ctx.keeper = await readKeeperLease(client, settings.keeperNamespace, warn)
+        ctx.keeper = await readKeeperLease(client, settings.keeperNamespace, warn, true)
         if (!ctx.keeper.unread) out.info(keeperLine(ctx.keeper.namespace, ctx.keeper.lease, now))
       }
       break
     case 'sweep': {
       // Planned page by page as the list arrives: a sweep of tens of thousands of Jobs holds the
       // decisions, not the list (see sweepPlanner).
-      const planner = sweepPlanner({ namespace: '', jobs: [], manifest: sweepManifest(settings) }, policy, now)
+      const planner = sweepPlanner({ namespace: '', jobs: [], manifest: sweepManifest(settings), keeper }, policy, now)
       plan = planner.plan(await observed(out, what, () => observeSweep(client, settings, (page) => planner.add(page))))
       break
     }

@@ -174,8 +174,9 @@ Retention:
   --failure-grace DURATION failed Jobs (default 24h), or never
   --wait-for-jobs DURATION wait for running Jobs, then set their exact TTL (default 0: no wait)
   --fail-on-job-failure BOOL exit 1 when a waited-for Job failed (default true)
-  --keeper-namespace NS   where the keeper's Lease is: while it runs and keeps a Job, the Job
-                          also gets its finalizer job-sweeper.io/logs (docs/keeper.md)
+  --keeper-namespace NS   where the keeper's Lease is: post, while it runs and keeps a Job,
+                          adds its finalizer job-sweeper.io/logs too; pre and sweep, while
+                          none runs, save a held Job's logs and let go of it (docs/keeper.md)
   --stuck-after DURATION  a Job whose pods never started a main container this long is stuck:
                           no longer waited for, and an error (default 2m)
   --keep-last N           the N newest Jobs of each group get no TTL (default 0: off)

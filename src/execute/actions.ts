@@ -16,6 +16,7 @@ import { matchesSelector } from '../settings/selector.ts'
 import type { Settings } from '../settings/settings.ts'
 import type { LogSink } from '../store/sink.ts'
 import { saveJobFile } from './job-file.ts'
+import { setHold } from './keep.ts'
 import { harvestLogs, type HarvestedLogs } from './logs.ts'
 import { outcome, type ExecuteContext, type JobOutcome, type WorkflowRun } from './outcome.ts'
 
@@ -135,17 +136,29 @@ export async function deleteAction(planned: PlannedJob, ctx: ActionContext): Pro
   let sent = false
   try {
     for (let round = 0; round < MAX_ROUNDS; round++) {
-      if (p.status === 'terminating') {
+      if (p.status === 'terminating' && p.letGo === undefined) {
         // Someone else's delete: waited for, never sent again nor counted as ours.
         return outcome(p, 'gone', round === 0 ? p.reason : 'being deleted by someone else since it was planned; waiting until it is gone')
       }
       if (p.harvest && !logs) {
         const saved = await saveLogs(p, ctx)
         logs = saved.logs
-        if (!saved.proceed && !ctx.signal?.aborted) return { ...outcome(p, 'error', `kept: its logs could not all be saved (${saved.logs.failures[0]})`), logs }
+        if (!saved.proceed && !ctx.signal?.aborted)
+          return { ...outcome(p, 'error', `kept${p.letGo ? ', held' : ''}: its logs could not all be saved (${saved.logs.failures[0]})`), logs }
       }
       // Cancelled: no delete starts (logs saved for it are fine; a delete without them never is).
       if (ctx.signal?.aborted) return { ...outcome(p, 'kept', `${p.reason} — ${logs ? 'logs saved, ' : ''}not deleted: ${CANCELLED}`), logs }
+      if (p.letGo !== undefined) {
+        // Its logs are saved: the hold no keeper runs to let go of goes before the delete, so that
+        // the deletion completes (someone else's already asked one: it completes now).
+        const released = await setHold(client, p.job, false)
+        if (released.gone) return { ...outcome(p, 'gone', `${p.reason} — already gone`), logs }
+        ctx.info(`let go of the keeper's hold on ${where(p)} (${p.letGo}), its logs saved`)
+        if (p.status === 'terminating') return { ...outcome(p, 'gone', p.reason), logs }
+        // The delete's precondition is the version the release left.
+        const version = released.job?.metadata?.resourceVersion
+        if (released.job && version) p = { ...p, job: released.job, resourceVersion: version, letGo: undefined }
+      }
       sent = true
       const result = await client.deleteJob(p.namespace, p.name, { uid: p.uid, resourceVersion: p.resourceVersion }, p.propagation)
       if (result === 'deleted') {

@@ -11,8 +11,10 @@ import { ClusterUnreachable, RunCancelled } from '../kube/retry.ts'
 import type { JobRecord } from '../kube/job-record.ts'
 import type { Plan, PlannedJob } from '../plan/plan.ts'
 import type { Problem } from '../plan/policy.ts'
+import { LOGS_FINALIZER } from '../plan/keeper.ts'
 import { ageSeconds, jobStatus } from '../plan/predicates.ts'
 import { formatDuration } from '../text/duration.ts'
+import { INPUT } from '../settings/inputs.ts'
 import type { Settings } from '../settings/settings.ts'
 import { openLogSink } from '../store/open.ts'
 import { recorded } from '../store/recorded.ts'
@@ -307,10 +309,13 @@ async function awaitGone(execution: Execution, deleted: PlannedJob[]): Promise<v
           }
           const foreign = (stuck === 'unreadable' ? [] : (stuck?.metadata?.finalizers ?? [])).filter((f) => !KUBERNETES_FINALIZERS.has(f))
           out.result = 'error'
+          const others = foreign.filter((f) => f !== LOGS_FINALIZER)
           out.reason =
-            foreign.length > 0
-              ? `deleted, but stuck on finalizer ${foreign.join(', ')} (job-sweeper does not remove finalizers it does not own)`
-              : 'deleted, but still present: timed out'
+            others.length > 0
+              ? `deleted, but stuck on finalizer ${others.join(', ')} (job-sweeper does not remove finalizers it does not own)`
+              : foreign.length > 0
+                ? `deleted, but held with ${LOGS_FINALIZER} for a job-sweeper keeper that has not archived its logs yet (${settings.keeperNamespace === undefined ? `give ${INPUT.keeperNamespace}, and pre lets go of a hold when no keeper runs; ` : ''}see docs/keeper.md)`
+                : 'deleted, but still present: timed out'
           result.errors.push(`Job ${key(p)} was deleted but is not gone after ${formatDuration(settings.waitTimeoutSeconds)}: ${out.reason}`)
         } finally {
           pending.delete(key(p))

@@ -1,7 +1,7 @@
 // What executing a plan produced: one outcome per Job, plus the problems met on the way.
 import type { Clock } from '../kube/clock.ts'
 import type { Where } from '../observe/observed.ts'
-import type { KeeperLease } from '../observe/keeper-lease.ts'
+import type { KeeperPresence } from '../observe/keeper-lease.ts'
 import type { PlannedJob } from '../plan/plan.ts'
 import type { JobStatus } from '../plan/predicates.ts'
 import type { Phase } from '../settings/settings.ts'
@@ -81,7 +81,7 @@ export interface ExecuteContext {
   /** What waits and re-decisions are timed on (default: the machine's clock). */
   clock?: Clock
   /** Post with keeper-namespace: the keeper's Lease as read before the run's patches (none: no keeper there; unread: it could not be read). */
-  keeper?: { namespace: string; lease?: KeeperLease; unread?: boolean }
+  keeper?: KeeperPresence
 }
 
 export function outcome(p: PlannedJob, result: OutcomeKind, reason = p.reason, status = p.status): JobOutcome {

@@ -1,6 +1,7 @@
-// Post, with keeper-namespace: whether a job-sweeper keeper is running, read once from its Lease
+// With keeper-namespace: whether a job-sweeper keeper is running, read once from its Lease
 // (job-sweeper-keeper, which the leading keeper renews every 10 s and annotates with what it keeps).
-// Post adds the keeper's finalizer only to the Jobs such a keeper takes (plan/keeper.ts keeperTakes).
+// Post adds the keeper's finalizer only to the Jobs such a keeper takes (plan/keeper.ts keeperTakes);
+// pre and sweep let go of the holds no keeper runs to release (plan/keeper.ts orphanedHold).
 import type { V1Lease } from '@kubernetes/client-node'
 import type { JobsClient } from '../kube/jobs-client.ts'
 import { apiErrorMessage, statusCode } from '../kube/errors.ts'
@@ -16,6 +17,13 @@ export interface KeeperLease {
   durationSeconds: number
   namespaces: string[]
   selector?: string
+}
+
+/** The keeper's Lease as a phase read it: none there (`lease` undefined), or it could not be read (`unread`). */
+export interface KeeperPresence {
+  namespace: string
+  lease?: KeeperLease
+  unread?: boolean
 }
 
 /** The keeper's Lease in `namespace` as post reads it: undefined when there is none. */
@@ -34,20 +42,17 @@ export function keeperLeaseOf(lease: V1Lease | undefined): KeeperLease | undefin
 
 /**
  * Reads the keeper's Lease; a refusal (403: no `get` on leases there) or another API error is a
- * warning, and post then adds no finalizer. Only an unreachable cluster throws.
+ * warning, and then post adds no finalizer, and pre and sweep let go of no hold. Only an
+ * unreachable cluster throws.
  */
-export async function readKeeperLease(
-  client: JobsClient,
-  namespace: string,
-  warn: (message: string) => void
-): Promise<{ namespace: string; lease?: KeeperLease; unread?: boolean }> {
+export async function readKeeperLease(client: JobsClient, namespace: string, warn: (message: string) => void, post: boolean): Promise<KeeperPresence> {
   try {
     return { namespace, lease: keeperLeaseOf(await client.getLease(namespace, KEEPER_LEASE)) }
   } catch (e) {
     if (e instanceof ClusterUnreachable) throw e
     const code = statusCode(e)
     warn(
-      `${INPUT.keeperNamespace} '${namespace}': cannot read the keeper's Lease ${KEEPER_LEASE} (${code === undefined ? '' : `${code} `}${apiErrorMessage(e)}${code === 403 ? "; the credentials need 'get' on leases there" : ''}): no Job is held for the keeper`
+      `${INPUT.keeperNamespace} '${namespace}': cannot read the keeper's Lease ${KEEPER_LEASE} (${code === undefined ? '' : `${code} `}${apiErrorMessage(e)}${code === 403 ? "; the credentials need 'get' on leases there" : ''}): ${post ? 'no Job is held for the keeper' : 'no hold of the keeper’s is let go'}`
     )
     return { namespace, unread: true }
   }

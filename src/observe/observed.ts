@@ -1,6 +1,7 @@
 // What observe() hands the planner: the Jobs it saw, where, and (with a manifest) how each rendered
 // Job differs from its live namesake. Types and their words only, so that plan/ depends on observe/
 // and never the other way.
+import type { KeeperPresence } from './keeper-lease.ts'
 import type { JobRecord } from '../kube/job-record.ts'
 
 /** Every namespace: where a sweep with all-namespaces works. Never a namespace's name; see whereWords. */
@@ -38,4 +39,6 @@ export interface Observed {
   resourceVersions?: Record<string, string>
   /** How many Jobs were listed, when they went to a planner page by page instead of into `jobs`. */
   listed?: number
+  /** With keeper-namespace (pre, sweep): the keeper's Lease, to tell the holds no keeper runs to let go of. */
+  keeper?: KeeperPresence
 }

@@ -6,7 +6,7 @@
 // `holdDeadlineSeconds` after the deletion was asked, the finalizer goes, archived or not.
 import type { JobRecord } from '../kube/job-record.ts'
 import { ALL_NAMESPACES, KEEPER_LEASE } from '../kube/lease.ts'
-import type { KeeperLease } from '../observe/keeper-lease.ts'
+import type { KeeperLease, KeeperPresence } from '../observe/keeper-lease.ts'
 import { INPUT } from '../settings/inputs.ts'
 import { isFinished } from './predicates.ts'
 
@@ -115,4 +115,25 @@ export function keeperLine(namespace: string, lease: KeeperLease | undefined, no
   if (!running)
     return `${where}: no keeper running (its Lease ${KEEPER_LEASE} ${seconds !== undefined ? `was last renewed ${seconds}s ago` : 'is not held'}): no Job is held for one`
   return `${where}: a keeper runs (${lease.holder}, Lease renewed ${seconds}s ago), keeping Jobs matching ${lease.selector ?? '?'} in ${lease.namespaces.includes(ALL_NAMESPACES) ? 'all namespaces' : lease.namespaces.join(', ') || '?'}: the Jobs it takes are held with ${LOGS_FINALIZER} until it archives their logs`
+}
+
+/**
+ * Why no keeper will let go of `job`'s hold (a Job held with the keeper's finalizer), or undefined
+ * when one may: its Lease is renewed and it keeps the Job's namespace (a keeper lets go of every
+ * Job held in its namespaces, whatever its labels), or the Lease was not read (no keeper-namespace,
+ * or refused: nothing is known, so nothing is taken from the keeper). pre and sweep save such a
+ * Job's logs themselves and let go of the hold: a promise nobody runs to keep would hold the Job
+ * (and its namespace's deletion) for good.
+ */
+export function orphanedHold(job: JobRecord, keeper: KeeperPresence | undefined, now: Date): string | undefined {
+  if (!isHeld(job) || keeper === undefined || keeper.unread) return undefined
+  const { lease } = keeper
+  if (lease === undefined) return `no keeper: no Lease ${KEEPER_LEASE} in ${keeper.namespace}`
+  const { age, running } = leaseState(lease, now)
+  if (age === undefined) return `no keeper: its Lease ${KEEPER_LEASE} is not held`
+  if (!running) return `no keeper: its Lease ${KEEPER_LEASE} was last renewed ${Math.round(age)}s ago (it lasts ${lease.durationSeconds}s)`
+  const namespace = job.metadata?.namespace ?? ''
+  if (!lease.namespaces.includes(namespace) && !lease.namespaces.includes(ALL_NAMESPACES))
+    return `the keeper running does not keep namespace ${namespace}`
+  return undefined
 }

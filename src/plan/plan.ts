@@ -7,6 +7,7 @@ import type { ManifestDifference, Observed, Where } from '../observe/observed.ts
 import type { HarvestLogs, Phase } from '../settings/settings.ts'
 import { formatDuration } from '../text/duration.ts'
 import { matchesSelector } from '../settings/selector.ts'
+import { LOGS_FINALIZER, orphanedHold } from './keeper.ts'
 import type { PlanPolicy, Problem } from './policy.ts'
 import { ageSeconds, belongsToRelease, finishedAt, hookAnnotation, isFinished, jobStatus, managedElsewhere, type JobStatus } from './predicates.ts'
 
@@ -42,6 +43,11 @@ export interface PlannedJob {
   finishedSecondsAgo?: number
   /** When the Job finished (ISO 8601), if it has: the summary's Finished column. */
   finishedAt?: string
+  /**
+   * pre, sweep: held with the keeper's finalizer for a keeper that does not run (why, in words): its
+   * logs are saved by this run, then the hold is let go, so the deletion completes.
+   */
+  letGo?: string
   /** Post: kept without a TTL as one of the keep-last newest of its group; the reason says so. */
   keptByCount?: boolean
   /**
@@ -186,6 +192,12 @@ function planOne(job: JobRecord, observed: Observed, settings: PlanPolicy, now: 
     return { ...known, reason: `hook Job (${hook.key}: ${hook.value}): its own hook-delete-policy manages it; set include-hooks to include it` }
   }
   const decided = { ...known, ...decide(known) }
+  const orphan = decided.action === 'delete' || decided.status === 'terminating' ? orphanedHold(job, observed.keeper, now) : undefined
+  if (orphan !== undefined) {
+    // Whatever harvest-logs says: the hold asked for its logs, and nobody else will save them.
+    const reason = `${decided.reason}; held with ${LOGS_FINALIZER} for a keeper, but ${orphan}: its logs are saved here and the hold let go`
+    return { ...decided, action: 'delete', reason, harvest: true, letGo: orphan }
+  }
   // A stuck Job given its TTL is a failure to keep the record of: it will not finish by itself.
   const acts = decided.action === 'delete' || (decided.action === 'set-ttl' && (isFinished(job) || decided.status === 'stuck'))
   return { ...decided, harvest: acts && shouldHarvest(settings.harvestLogs, decided.status) }

@@ -122,8 +122,9 @@ export interface Settings {
   /** Post: fail the step when a Job it waited for failed. */
   failOnJobFailure: boolean
   /**
-   * Post: the namespace of a job-sweeper keeper's Lease; while a keeper holds it and keeps a Job,
-   * post adds the keeper's finalizer with the TTL, in the same patch.
+   * The namespace of a job-sweeper keeper's Lease. Post: while a keeper holds it and keeps a Job,
+   * post adds the keeper's finalizer with the TTL, in the same patch. Pre and sweep: while none
+   * runs, they save a held Job's logs themselves and let go of the hold.
    */
   keeperNamespace?: string
   /** How many Jobs are worked on at once (1 to 64). */

@@ -3,6 +3,7 @@
 import type { V1Job } from '@kubernetes/client-node'
 import { execute } from '../../src/execute/execute.ts'
 import type { ExecuteContext, RunResult } from '../../src/execute/outcome.ts'
+import type { KeeperPresence } from '../../src/observe/keeper-lease.ts'
 import { planPrune, type Plan } from '../../src/plan/plan.ts'
 import { planPost, planSweep } from '../../src/plan/retention.ts'
 import { parseSettings, type Settings } from '../../src/settings/settings.ts'
@@ -15,8 +16,8 @@ export interface Executor {
   settings: Settings
   /** What execute() printed. */
   log: string[]
-  /** Plans the phase from what the store lists now (the resourceVersion of the list included). */
-  plan(): Promise<Plan>
+  /** Plans the phase from what the store lists now (the resourceVersion of the list included); `keeper`: the keeper's Lease as pre and sweep read it. */
+  plan(keeper?: KeeperPresence): Promise<Plan>
   /** Executes `plan` (default: a fresh one) to its end, moving fake time whenever nothing else can run; `context` adds to the run's (post's keeper). */
   execute(plan?: Plan, signal?: AbortSignal, context?: Pick<ExecuteContext, 'keeper'>): Promise<RunResult>
 }
@@ -34,9 +35,9 @@ export function executorOf(inputs: Record<string, string>, jobs: V1Job[] = []): 
   for (const job of jobs) client.create(job)
   const settings = settingsOf(inputs)
   const log: string[] = []
-  const plan = async (): Promise<Plan> => {
+  const plan = async (keeper?: KeeperPresence): Promise<Plan> => {
     const { jobs, resourceVersion } = await client.listJobs('prod', settings.scope.selector)
-    const observed = { namespace: 'prod', jobs, resourceVersions: { prod: resourceVersion } }
+    const observed = { namespace: 'prod', jobs, resourceVersions: { prod: resourceVersion }, keeper: settings.phase === 'post' ? undefined : keeper }
     const now = new Date(clock.now())
     return settings.phase === 'post'
       ? planPost(observed, settings, now)
@@ -51,7 +52,7 @@ export function executorOf(inputs: Record<string, string>, jobs: V1Job[] = []): 
     log,
     plan,
     execute: async (given, signal, context) => {
-      const p = given ?? (await plan())
+      const p = given ?? (await plan(context?.keeper))
       return clock.settle(execute(p, client, settings, { info: (m) => log.push(m), clock, signal, ...context }))
     }
   }

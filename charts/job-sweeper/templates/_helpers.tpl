@@ -40,8 +40,10 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 - apiGroups: [batch]
   resources: [jobs]
   # list, delete; get: read again when a delete meets a changed Job (409). No watch: a sweep
-  # deletes finished Jobs in the background and does not wait for them. No patch, update, create.
-  verbs: [get, list, delete]
+  # deletes finished Jobs in the background and does not wait for them. No update, create; patch
+  # only beside a keeper: to let go of its hold on a Job once the sweep saved the logs itself, when
+  # no keeper runs to (docs/keeper.md).
+  verbs: [get, list, delete{{ if .Values.keeper.enabled }}, patch{{ end }}]
 - apiGroups: ['']
   resources: [pods]
   # failed Jobs' pods, to save their logs (a list by the Job's label; no single pod is read)
