@@ -426,6 +426,49 @@ test('keeper.enabled with no namespaces: the keeper keeps every namespace (--all
   const after = await getJob(otherNs, 'keeper-held')
   expect([after?.metadata?.uid, after?.metadata?.finalizers ?? []]).toEqual([held.metadata?.uid, []])
 
+  // The CronJob's sweep beside the keeper: told where its Lease is, with patch on Jobs (to let go of
+  // a hold) and get on that one Lease, no more.
+  const sweep = sweepContainer(docs)
+  expect(sweep.args).toEqual(expect.arrayContaining(['--keeper-namespace', home]))
+  const sweepAs = `--as=system:serviceaccount:${home}:${serviceAccountOf(docs)}`
+  const sweepCan = (...what: string[]): string => kubectl('auth', 'can-i', ...what, sweepAs).stdout.trim()
+  expect([
+    sweepCan('patch', 'jobs.batch', '-n', otherNs),
+    sweepCan('get', 'leases.coordination.k8s.io/job-sweeper-keeper', '-n', home),
+    sweepCan('get', 'leases.coordination.k8s.io/another', '-n', home),
+    sweepCan('update', 'jobs.batch', '-n', otherNs)
+  ]).toEqual(['yes', 'yes', 'no', 'no'])
+  // No keeper runs (no Lease): a held Job kubectl deleted is saved to the bucket by the sweep, and let go.
+  const narrowed = { [MANAGED_LABEL]: 'true', 'job-sweeper.test/chart': suffix } // suites share the cluster: this test's Jobs only
+  await createJob({ namespace: otherNs, name: 'keeper-orphan', behaviour: 'fail', labels: narrowed })
+  await waitForJobCondition(otherNs, 'keeper-orphan', 'Failed')
+  expect(
+    kubectl('patch', 'job', 'keeper-orphan', '-n', otherNs, '--type=merge', '-p', JSON.stringify({ metadata: { finalizers: ['job-sweeper.io/logs'] } })).code
+  ).toBe(0)
+  expect(kubectl('delete', 'job', 'keeper-orphan', '-n', otherNs, '--wait=false').code).toBe(0)
+  const selector = Object.entries(narrowed)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',')
+  const sweepArgs = sweep.args?.map((a, i) => (sweep.args?.[i - 1] === '--selector' ? selector : a))
+  const swept = await runAsPod(home, serviceAccountOf(docs), { ...sweep, args: sweepArgs }, rootfs)
+  expect({ code: swept.code, stderr: swept.stderr }).toMatchObject({ code: 0 })
+  expect(swept.stdout + swept.stderr).toContain(
+    `let go of the keeper's hold on Job ${otherNs}/keeper-orphan (no keeper: no Lease job-sweeper-keeper in ${home})`
+  )
+  await eventually(
+    'the held Job to go',
+    () => getJob(otherNs, 'keeper-orphan'),
+    (j) => j === undefined
+  )
+  const store = new S3Client({ endpoint: process.env.JOB_SWEEPER_S3_ENDPOINT, forcePathStyle: true })
+  try {
+    expect(await keysUnder(store, process.env.JOB_SWEEPER_S3_BUCKET ?? '', `chart-keeper-${suffix}/${otherNs}/keeper-orphan/`)).toContain(
+      `chart-keeper-${suffix}/${otherNs}/keeper-orphan/job.json`
+    )
+  } finally {
+    store.destroy()
+  }
+
   // helm uninstall runs the hook (kwok completes its pod), then deletes its objects.
   const clusterRoles = (): string => kubectl('get', 'clusterroles', '-l', `app.kubernetes.io/instance=${keeperRelease}`, '-o', 'name').stdout.trim()
   expect(clusterRoles()).toContain('-job-sweeper-keeper') // positive control: the keeper's, before

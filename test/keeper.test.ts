@@ -392,6 +392,107 @@ test('post with keeper-namespace holds the Jobs it gives TTLs while a keeper run
   expect(seed?.metadata?.finalizers ?? []).not.toContain(LOGS_FINALIZER)
 }, 120_000)
 
+test('a keeper stopped for good holds nothing: with keeper-namespace, sweep and pre save a held Job’s logs and let go of the hold once its Lease is stale (left to the keeper while it is fresh), and a namespace’s deletion completes', async () => {
+  const prefix = `keeper-stopped-${ns}`
+  const doomed = await createNamespace('keeper-doomed')
+  const selector = 'app=keeper-stopped'
+  const mine = { ...managed, app: 'keeper-stopped' }
+  keeper = await startKeeper(`${ns},${doomed}`, ['--logs-dir', `s3://${bucket}/keeper-${ns}`, '--s3-endpoint', endpoint])
+  await createJob({ namespace: ns, name: 'app-migrate', behaviour: 'hold', labels: mine })
+  await createJob({ namespace: ns, name: 'app-worker', behaviour: 'hold', labels: mine })
+  await createJob({ namespace: doomed, name: 'app-seed', behaviour: 'hold', labels: mine })
+  for (const [namespace, name] of [
+    [ns, 'app-migrate'],
+    [ns, 'app-worker'],
+    [doomed, 'app-seed']
+  ])
+    await eventually(
+      `${namespace}/${name} held while its pod runs`,
+      async () => ({ job: await getJob(namespace, name), pods: (await coreApi().listNamespacedPod({ namespace, labelSelector: `job-name=${name}` })).items }),
+      ({ job, pods }) => job?.metadata?.finalizers?.includes(LOGS_FINALIZER) === true && pods[0]?.status?.phase === 'Running'
+    )
+  const phase = (name: string, namespace: string, ...flags: string[]): CommandResult =>
+    run(process.execPath, [
+      cli,
+      name,
+      '--namespace',
+      namespace,
+      '--selector',
+      selector,
+      '--keeper-namespace',
+      otherNs,
+      '--logs-dir',
+      `s3://${bucket}/${prefix}`,
+      '--s3-endpoint',
+      endpoint,
+      ...flags
+    ])
+
+  // The keeper paused: its Lease fresh, the hold of a Job kubectl deletes is left to it.
+  keeper.child.kill('SIGSTOP')
+  expect(kubectl('delete', 'job', 'app-migrate', '-n', ns, '--wait=false').code).toBe(0)
+  const leftToIt = phase('sweep', ns)
+  expect({ code: leftToIt.code, stderr: leftToIt.stderr }).toMatchObject({ code: 0 })
+  const waiting = await getJob(ns, 'app-migrate')
+  expect([waiting?.metadata?.deletionTimestamp !== undefined, waiting?.metadata?.finalizers]).toEqual([true, [LOGS_FINALIZER]])
+  const store = s3()
+  try {
+    expect(await keysUnder(store, bucket, `${prefix}/`)).toEqual([])
+  } finally {
+    store.destroy()
+  }
+
+  // Stopped for good (SIGKILL: its Lease is not released, and goes stale 30 s after its last renewal).
+  keeper.child.kill('SIGKILL')
+  keeper.child.kill('SIGCONT')
+  await eventually(
+    'the keeper’s Lease to go stale',
+    async () => {
+      const lease = await kubeConfig().makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace: otherNs, name: 'job-sweeper-keeper' })
+      return Date.now() - new Date(lease.spec?.renewTime ?? 0).getTime() - (lease.spec?.leaseDurationSeconds ?? 30) * 1000
+    },
+    (pastDue) => pastDue > 1000,
+    60_000
+  )
+  const swept = phase('sweep', ns)
+  expect({ code: swept.code, stderr: swept.stderr }).toMatchObject({ code: 0 })
+  expect(swept.stdout + swept.stderr).toContain(
+    `let go of the keeper's hold on Job ${ns}/app-migrate (no keeper: its Lease job-sweeper-keeper was last renewed`
+  )
+  await eventually(
+    'the deleted Job to go',
+    () => getJob(ns, 'app-migrate'),
+    (j) => j === undefined
+  )
+  expect((await inBucket(prefix, ns, 'app-migrate')).log).toContain('migrate: connecting to database') // kwok's pod.log
+  // The running Job nobody deleted: still held (a sweep deletes no running Job), a keeper may come back for it.
+  expect((await getJob(ns, 'app-worker'))?.metadata?.finalizers).toEqual([LOGS_FINALIZER])
+
+  // A namespace's deletion: the held Job keeps it Terminating until a sweep lets go.
+  expect(kubectl('delete', 'namespace', doomed, '--wait=false').code).toBe(0)
+  await eventually(
+    'the namespace’s Job to be deleted, and held',
+    () => getJob(doomed, 'app-seed'),
+    (j) => j?.metadata?.deletionTimestamp !== undefined
+  )
+  const sweptDoomed = phase('sweep', doomed)
+  expect({ code: sweptDoomed.code, stderr: sweptDoomed.stderr }).toMatchObject({ code: 0 })
+  await eventually(
+    'the namespace to be gone',
+    async () => (await coreApi().listNamespace()).items.some((n) => n.metadata?.name === doomed),
+    (there) => !there,
+    90_000
+  )
+  expect((await inBucket(prefix, doomed, 'app-seed')).keys).toContain(`${prefix}/${doomed}/app-seed/job.json`)
+
+  // pre deletes the held running Job (on-running: delete): its logs saved, the hold let go, and it is seen gone.
+  const pre = phase('pre', ns, '--on-running', 'delete', '--harvest-logs', 'none')
+  expect({ code: pre.code, stderr: pre.stderr }).toMatchObject({ code: 0 })
+  expect(pre.stdout + pre.stderr).toContain(`let go of the keeper's hold on Job ${ns}/app-worker`)
+  expect(await getJob(ns, 'app-worker')).toBeUndefined()
+  expect((await inBucket(prefix, ns, 'app-worker')).log).toContain('migrate: connecting to database')
+}, 180_000)
+
 test('helm uninstall of a release whose migration still runs: the held Job and its pod wait for the keeper, which archives what the pod wrote, then the Job goes; the other release stays', async () => {
   const prefix = `keeper-helm-${ns}`
   keeper = await startKeeper(ns, ['--logs-dir', `s3://${bucket}/${prefix}`, '--s3-endpoint', endpoint, '--selector', 'app.kubernetes.io/instance=gone'])

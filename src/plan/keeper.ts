@@ -133,7 +133,6 @@ export function orphanedHold(job: JobRecord, keeper: KeeperPresence | undefined,
   if (age === undefined) return `no keeper: its Lease ${KEEPER_LEASE} is not held`
   if (!running) return `no keeper: its Lease ${KEEPER_LEASE} was last renewed ${Math.round(age)}s ago (it lasts ${lease.durationSeconds}s)`
   const namespace = job.metadata?.namespace ?? ''
-  if (!lease.namespaces.includes(namespace) && !lease.namespaces.includes(ALL_NAMESPACES))
-    return `the keeper running does not keep namespace ${namespace}`
+  if (!lease.namespaces.includes(namespace) && !lease.namespaces.includes(ALL_NAMESPACES)) return `the keeper running does not keep namespace ${namespace}`
   return undefined
 }
