@@ -8,6 +8,7 @@
 // parts; keeper: the logs (64 KiB each) of BENCH_KEEPER_JOBS (1000) finished Jobs archived at BENCH_KEEPER_CONCURRENCY (4) (vs raw PUTs, and
 // kubectl logs + upload), then as many Jobs let run at once under a running keeper that watches BENCH_KEEPER_WATCH_JOBS (50000) archived
 // Jobs besides (finish-to-archived latency, peak RSS).
+import os from 'node:os'
 import { benchCluster } from './finished-jobs.ts'
 import { mb, seconds } from './measure.ts'
 import { benchKeeper } from './keeper.ts'
@@ -101,6 +102,14 @@ try {
   }
   if (only.has('keeper')) {
     const k = await benchKeeper(cluster, keeperJobs, log)
+    const cpuWords = (cpu: Record<string, number>): string =>
+      `${Object.entries(cpu)
+        .filter(([, s]) => s >= 0.05)
+        .sort(([, a], [, b]) => b - a)
+        .map(([name, s]) => `${name} ${s.toFixed(1)} s`)
+        .join(', ')} (${Object.values(cpu)
+        .reduce((a, b) => a + b, 0)
+        .toFixed(1)} s in all)`
     const perJob = (requests: number): string => (requests / k.jobs).toFixed(2)
     lines.push(
       `keeper: the logs and job.json of ${k.jobs} finished Jobs archived to the S3 server, ${(k.keeper.bytes / k.jobs).toFixed(0)} bytes of log a Job (set-up: ${seconds(k.setupMs)})`,
@@ -108,7 +117,8 @@ try {
       `  raw PUTs of the same objects, ${k.raw.concurrency} at a time ${seconds(k.raw.wallMs).padStart(8)}`,
       `  kubectl logs job/… + upload, each ${seconds(k.script.wallMs).padStart(8)}  (timed over ${k.script.jobs} Jobs, scaled to ${k.jobs})`,
       `  keeper / raw PUTs: ${ratio(k.keeper.wallMs, k.raw.wallMs)}; speed-up over the kubectl script: ${ratio(k.script.wallMs, k.keeper.wallMs)}`,
-      `  (the keeper's own API rate limit, 300 requests/s, alone takes ${seconds((k.keeper.requests / 300) * 1000)} for its ${k.keeper.requests} requests)`,
+      `  CPU while the keeper caught up (${os.cpus().length} cores, ${seconds(k.keeper.wallMs)}): ${cpuWords(k.keeper.cpu)}`,
+      `  CPU while the raw PUTs ran: ${cpuWords(k.raw.cpu)}`,
       `keeper keeping up, watching ${k.live.watched} archived Jobs besides (set-up: ${seconds(k.live.backgroundSetupMs)}): ${k.live.jobs} Jobs held while suspended, then let run at once; from a Job's Complete to its logs archived:`,
       `  median ${seconds(k.live.medianMs)}, 99th percentile ${seconds(k.live.p99Ms)}, max ${seconds(k.live.maxMs)}; peak RSS ${mb(k.live.peakRssMb)}`,
       ''
