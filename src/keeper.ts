@@ -14,7 +14,7 @@ import type { JobRecord } from './kube/job-record.ts'
 import { loadKubeConfig } from './kube/kubeconfig.ts'
 import { ALL_NAMESPACES, KEEPER_LEASE, KEEPER_SCOPE_ANNOTATION, runIdentity, takeLeases } from './kube/lease.ts'
 import { DEFAULT_RETRY } from './kube/retry.ts'
-import { archiveJob, giveUp, setHold, type KeepOutcome } from './execute/keep.ts'
+import { archiveJob, giveUp, saveSoFar, setHold, type KeepOutcome } from './execute/keep.ts'
 import { holdEndsAt, isArchived, isHeld, keeperStep } from './plan/keeper.ts'
 import { finishedAt, isFinished } from './plan/predicates.ts'
 import { failureReason, KeeperMetrics } from './report/keeper-metrics.ts'
@@ -23,6 +23,7 @@ import { logsWhere } from './settings/logs-dir.ts'
 import { matchesSelector } from './settings/selector.ts'
 import { openLogSink } from './store/open.ts'
 import type { LogSink } from './store/sink.ts'
+import type { SavedLogFile } from './execute/logs.ts'
 import PQueue from 'p-queue'
 
 export interface KeeperOptions {
@@ -49,6 +50,9 @@ interface Entry {
   retryMs: number
   /** This keeper's last attempt at archiving it (attempt.json is read only before the first). */
   attempt?: number
+  /** Logs saved while its pods were being deleted, for its archive's job.json; and for which of its pod counts they were saved. */
+  earlier: SavedLogFile[]
+  savedFor?: string
   timer?: NodeJS.Timeout
 }
 
@@ -84,7 +88,15 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
     const uid = job.metadata?.uid ?? ''
     let entry = entries.get(uid)
     if (!entry) {
-      entry = { namespace: job.metadata?.namespace ?? '', name: job.metadata?.name ?? '', queued: false, again: false, failures: [], retryMs: RETRY_MIN_MS }
+      entry = {
+        namespace: job.metadata?.namespace ?? '',
+        name: job.metadata?.name ?? '',
+        queued: false,
+        again: false,
+        failures: [],
+        retryMs: RETRY_MIN_MS,
+        earlier: []
+      }
       entries.set(uid, entry)
     }
     if (entry.queued) {
@@ -130,8 +142,22 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
           }
           break
         }
+        case 'save': {
+          // Once for each change of its pods' counts: the informer tells of every other change too.
+          const counts = `${job.status?.terminating ?? 0}/${job.status?.failed ?? 0}/${job.status?.succeeded ?? 0}/${job.status?.active ?? 0}`
+          if (entry.savedFor === counts) break
+          entry.savedFor = counts
+          const saved = await saveSoFar(client, sink, job, keep)
+          const files = new Set(saved.files.map((f) => f.file))
+          entry.earlier = [...entry.earlier.filter((f) => !files.has(f.file)), ...saved.files]
+          const bytes = saved.files.reduce((sum, f) => sum + f.bytes, 0)
+          log(
+            `saved what ${jobName(job)}'s pods wrote so far (${step.reason}): ${bytes} bytes${saved.failures.length > 0 ? `; not saved: ${saved.failures.slice(0, 2).join('; ')}` : ''}`
+          )
+          break
+        }
         case 'archive': {
-          const outcome = await archiveJob(client, sink, job, keep, () => new Date(), entry.attempt)
+          const outcome = await archiveJob(client, sink, job, keep, () => new Date(), entry.attempt, entry.earlier)
           entry.attempt = outcome.attempt ?? entry.attempt
           remember(outcome)
           if (outcome.done) {

@@ -28,6 +28,7 @@ import {
   waitForJobCondition,
   type CommandResult
 } from './cluster/testenv.ts'
+import { realNodePod } from './cluster/node.ts'
 import { createDecoys, missingDecoys, type Decoy } from './decoys.ts'
 import { keysUnder, savedJob } from './s3-objects.ts'
 import { startStoreProxy } from './s3-store-proxy.ts'
@@ -37,6 +38,9 @@ const bucket = process.env.JOB_SWEEPER_S3_BUCKET ?? ''
 const endpoint = process.env.JOB_SWEEPER_S3_ENDPOINT ?? ''
 const managed = { [MANAGED_LABEL]: 'true' }
 const chart = join(import.meta.dirname, 'chart', 'migrate-demo')
+const testImage = process.env.JOB_SWEEPER_TEST_IMAGE ?? ''
+// The real node's tests (.ci/run requires it; elsewhere the cluster may have none).
+const onRealNode = process.env.JOB_SWEEPER_REAL_NODE ? test : test.skip
 
 interface Keeper {
   child: ChildProcess
@@ -492,6 +496,58 @@ test('a keeper stopped for good holds nothing: with keeper-namespace, sweep and 
   expect(await getJob(ns, 'app-worker')).toBeUndefined()
   expect((await inBucket(prefix, ns, 'app-worker')).log).toContain('migrate: connecting to database')
 }, 180_000)
+
+onRealNode(
+  'on the real node, a held migration still running when its namespace is deleted: its pod goes before its Job, so the keeper saves what the container wrote while the kubelet stops it, and the archive lists it once the pod is gone; the namespace’s deletion completes',
+  async () => {
+    const prefix = `keeper-real-${ns}`
+    const doomed = await createNamespace('keeper-real')
+    keeper = await startKeeper(doomed, ['--logs-dir', `s3://${bucket}/${prefix}`, '--s3-endpoint', endpoint])
+    // At SIGTERM it says so and takes 3 s to stop, as a migration that rolls back would.
+    const script = "echo 'migrate: applying 0042'; trap 'echo migrate: interrupted, rolling back; sleep 3; exit 143' TERM; while true; do sleep 1; done"
+    await batchApi().createNamespacedJob({
+      namespace: doomed,
+      body: {
+        metadata: { name: 'app-migrate', labels: managed },
+        spec: {
+          backoffLimit: 0,
+          template: {
+            spec: realNodePod({
+              restartPolicy: 'Never',
+              terminationGracePeriodSeconds: 10,
+              containers: [{ name: 'main', image: testImage, command: ['sh', '-c', script] }]
+            })
+          }
+        }
+      }
+    })
+    await eventually(
+      'the migration held while its container runs, and its first line written',
+      async () => ({
+        held: (await getJob(doomed, 'app-migrate'))?.metadata?.finalizers?.includes(LOGS_FINALIZER) === true,
+        log: kubectl('logs', 'job/app-migrate', '-n', doomed).stdout
+      }),
+      ({ held, log }) => held && log.includes('migrate: applying 0042'),
+      120_000
+    )
+    expect(kubectl('delete', 'namespace', doomed, '--wait=false').code).toBe(0)
+    await eventually(
+      'the namespace to be gone',
+      async () => (await coreApi().listNamespace()).items.some((n) => n.metadata?.name === doomed),
+      (there) => !there,
+      120_000
+    )
+    // The namespace controller deletes the pod before its Job: the container stops, the Job fails,
+    // and the kubelet removes the pod before the Job is finished. What it wrote was saved meanwhile.
+    expect(keeper.output()).toContain(`saved what ${doomed}/app-migrate's pods wrote so far (1 of its pods being deleted: what they wrote so far)`)
+    expect(keeper.output()).toMatch(new RegExp(`archived ${doomed}/app-migrate \\([^)]*\\): [1-9]\\d* bytes of logs`))
+    const saved = await inBucket(prefix, doomed, 'app-migrate')
+    expect(saved.log).toContain('migrate: applying 0042')
+    expect(saved.jobFile).toMatchObject({ logs: [expect.objectContaining({ file: expect.stringMatching(/^app-migrate-\w+\/main\.log$/) })] })
+    expect(saved.keys).toContain(`${prefix}/${doomed}/app-migrate/job.json`)
+  },
+  240_000
+)
 
 test('helm uninstall of a release whose migration still runs: the held Job and its pod wait for the keeper, which archives what the pod wrote, then the Job goes; the other release stays', async () => {
   const prefix = `keeper-helm-${ns}`

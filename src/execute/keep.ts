@@ -12,7 +12,7 @@ import { ARCHIVE_ANNOTATION, isHeld, withFinalizer, type KeeperStep } from '../p
 import { jobStatus } from '../plan/predicates.ts'
 import { SinkError, writeText, type LogSink } from '../store/sink.ts'
 import { saveJobFile } from './job-file.ts'
-import { harvestLogs, jobKey } from './logs.ts'
+import { harvestLogs, jobKey, type SavedLogFile } from './logs.ts'
 
 /** What one action on a Job came to. */
 export interface KeepOutcome {
@@ -87,7 +87,8 @@ export async function archiveJob(
   job: JobRecord,
   keep: LogKeep,
   now: () => Date,
-  previousAttempt?: number
+  previousAttempt?: number,
+  earlier: SavedLogFile[] = []
 ): Promise<KeepOutcome> {
   const subject = { namespace: job.metadata?.namespace ?? '', name: job.metadata?.name ?? '', uid: job.metadata?.uid ?? '' }
   // The attempt is recorded while the pods are listed, and before any log is written.
@@ -112,7 +113,10 @@ export async function archiveJob(
   // The harvest fails only with the attempt's record (above) or the cluster: anything else is a fault, thrown.
   if ('error' in harvested) throw harvested.error
   const { attempt } = recorded
-  const { harvest } = harvested
+  // Logs saved while their pods were being deleted (saveSoFar), of pods gone since: listed too.
+  const present = new Set(harvested.harvest.logs.files.map((f) => f.file))
+  const kept = earlier.filter((f) => !present.has(f.file))
+  const harvest = { ...harvested.harvest, logs: { ...harvested.harvest.logs, files: [...harvested.harvest.logs.files, ...kept] } }
   const fileFailure = await saveJobFile(client, sink, { ...subject, status: jobStatus(job), job }, harvest, { phase: 'keeper', at: now(), attempt })
   const failures = [...harvest.logs.failures, ...(fileFailure ? [fileFailure] : [])]
   const bytes = harvest.logs.files.reduce((sum, f) => sum + f.bytes, 0)
@@ -125,6 +129,16 @@ export async function archiveJob(
   }
   const patched = await patchCurrent(client, job, (j) => (isHeld(j) ? withFinalizer(j, false) : undefined), annotations)
   return patched === 'gone' ? { done: true, gone: true, bytes, attempt } : { done: true, bytes, attempt, job: patched.job, changed: patched.changed }
+}
+
+/**
+ * Saves what the Job's pods wrote so far (some of them are being deleted), without job.json or a
+ * note on the Job: it stays held, and its archive at the finish lists these with what it saves then.
+ */
+export async function saveSoFar(client: JobsClient, sink: LogSink, job: JobRecord, keep: LogKeep): Promise<{ files: SavedLogFile[]; failures: string[] }> {
+  const subject = { namespace: job.metadata?.namespace ?? '', name: job.metadata?.name ?? '', uid: job.metadata?.uid ?? '' }
+  const { logs } = await harvestLogs(client, { ...subject, resourceVersion: job.metadata?.resourceVersion }, sink, keep)
+  return { files: logs.files, failures: logs.failures }
 }
 
 /** What attempt.json says: which attempt at archiving the Job (its uid) began last, and when. */

@@ -25,12 +25,14 @@ export const ARCHIVE_ANNOTATION = {
 
 /**
  * - `hold`: add the finalizer (a Job of the scope not held yet, running or finished unarchived);
+ * - `save`: save what its pods wrote so far (some are being deleted: a namespace's deletion, an
+ *   eviction, a preemption remove a pod before its Job finishes), still held, not archived yet;
  * - `archive`: save its logs and job.json, then note where and let it go (it finished, or is being deleted);
  * - `release`: remove the finalizer (archived already);
  * - `give-up`: remove the finalizer unarchived (the hold's deadline passed), saying so in a Warning Event;
  * - `none`: nothing to do now.
  */
-export type KeeperAction = 'hold' | 'archive' | 'release' | 'give-up' | 'none'
+export type KeeperAction = 'hold' | 'save' | 'archive' | 'release' | 'give-up' | 'none'
 
 export interface KeeperStep {
   action: KeeperAction
@@ -62,7 +64,13 @@ export function keeperStep(job: JobRecord, now: Date, holdDeadlineSeconds: numbe
   // Held first, finished or not: an archive that fails is tried again, and the hold keeps the Job
   // (its TTL may come first) until one completes or the hold's deadline passes.
   if (!held) return { action: 'hold', reason: `${isFinished(job) ? 'finished' : 'running'}: held until its logs are archived` }
-  return isFinished(job) ? { action: 'archive', reason: 'finished' } : { action: 'none', reason: 'running, held' }
+  if (isFinished(job)) return { action: 'archive', reason: 'finished' }
+  // A pod deleted before its Job finished is gone, logs and all, once it stopped (the kubelet then
+  // removes it): a namespace's deletion deletes pods before their Jobs. What it wrote is saved
+  // while it terminates; the archive at the finish lists it, whether the pod is still there or not.
+  const terminating = job.status?.terminating ?? 0
+  if (terminating > 0) return { action: 'save', reason: `${terminating} of its pods being deleted: what they wrote so far` }
+  return { action: 'none', reason: 'running, held' }
 }
 
 /** The finalizers of `job` with the keeper's added, or removed. */

@@ -177,3 +177,19 @@ test('archive again in the same keeper: its own last attempt is known, so attemp
   expect(await archiveJob(client, sink, withVersion(job, '1'), { maxBytes: 1024, lastLines: 0 }, at, 1)).toMatchObject({ done: true, attempt: 2 })
   expect(JSON.parse(objects.get('prod/j/attempt.json') ?? '').attempt).toBe(2)
 })
+
+test('archive after logs were saved while their pods were being deleted: job.json lists those of pods gone since beside what it saves now', async () => {
+  const job = newJob({ name: 'j', status: 'failed', finalizers: [LOGS_FINALIZER] })
+  const { client } = fakeClient(job)
+  noPods(client) // the pod that was being deleted is gone: the kubelet removed it once it stopped
+  Object.assign(client, { listWarningEvents: async () => [] })
+  const { sink, objects } = memorySink()
+  const earlier = [{ file: 'prod/j/j-x1/main.log', bytes: 24, truncated: false }]
+  expect(await archiveJob(client, sink, withVersion(job, '1'), { maxBytes: 1024, lastLines: 0 }, at, undefined, earlier)).toMatchObject({ done: true })
+  const logs = (JSON.parse(objects.get('prod/j/job.json') ?? '') as { logs: { file: string }[] }).logs
+  expect(logs.map((l) => l.file)).toEqual(['j-x1/main.log']) // relative to the Job's folder
+  // Positive control: without them, job.json lists no log.
+  const again = memorySink()
+  expect(await archiveJob(client, again.sink, withVersion(job, '1'), { maxBytes: 1024, lastLines: 0 }, at)).toMatchObject({ done: true })
+  expect((JSON.parse(again.objects.get('prod/j/job.json') ?? '') as { logs: unknown[] }).logs).toEqual([])
+})

@@ -15,7 +15,22 @@ const deleting = (job: V1Job, seconds: number): V1Job => ({
   metadata: { ...job.metadata, deletionTimestamp: new Date(NOW.getTime() - seconds * 1000) }
 })
 
+/** `n` of its pods being deleted (the Job controller's status.terminating). */
+const terminating = (job: V1Job, n: number): V1Job => ({ ...job, status: { ...job.status, terminating: n } })
+
 const cases: [string, V1Job, KeeperAction][] = [
+  [
+    'running, held, a pod being deleted (a namespace’s deletion, an eviction) → save what it wrote so far',
+    terminating(held(newJob({ name: 'j', status: 'running' })), 1),
+    'save'
+  ],
+  ['running, not held, a pod being deleted → hold first', terminating(newJob({ name: 'j', status: 'running' }), 1), 'hold'],
+  [
+    'failed, held, a pod still terminating → archive (it reads the terminating pod too)',
+    terminating(held(newJob({ name: 'j', status: 'failed' })), 1),
+    'archive'
+  ],
+  ['running, held, none terminating → none', terminating(held(newJob({ name: 'j', status: 'running' })), 0), 'none'],
   ['running, not held → hold', newJob({ name: 'j', status: 'running' }), 'hold'],
   ['running, held → none (it is held until it finishes)', held(newJob({ name: 'j', status: 'running' })), 'none'],
   ['failed, held → archive', held(newJob({ name: 'j', status: 'failed' })), 'archive'],
