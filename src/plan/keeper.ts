@@ -89,6 +89,16 @@ function leaseState(lease: KeeperLease, now: Date): { age?: number; running: boo
   return { age, running: age <= lease.durationSeconds }
 }
 
+/** Why no keeper runs by `lease` at `now` (nobody holds it, or it was not renewed in time), or undefined when one does. */
+function notRunning(lease: KeeperLease, now: Date): string | undefined {
+  const { age, running } = leaseState(lease, now)
+  if (age === undefined) return `no keeper: its Lease ${KEEPER_LEASE} is not held`
+  return running ? undefined : `no keeper: its Lease ${KEEPER_LEASE} was last renewed ${Math.round(age)}s ago (it lasts ${lease.durationSeconds}s)`
+}
+
+/** Whether the keeper of `lease` keeps `namespace` (it names it, or every namespace). */
+const keepsNamespace = (lease: KeeperLease, namespace: string): boolean => lease.namespaces.includes(namespace) || lease.namespaces.includes(ALL_NAMESPACES)
+
 /**
  * Whether a keeper runs for a Job in `namespace` with `labels` (as post leaves them) at `now`: its
  * Lease is held and renewed within its duration, and its scope (namespaces and selector) takes the
@@ -103,12 +113,10 @@ export function keeperTakes(
   matches: (selector: string, labels: Record<string, string>) => boolean
 ): { takes: true } | { takes: false; why: string } {
   if (lease === undefined) return { takes: false, why: `no keeper: no Lease ${KEEPER_LEASE}` }
-  const { age, running } = leaseState(lease, now)
-  if (age === undefined) return { takes: false, why: `no keeper: its Lease ${KEEPER_LEASE} is not held` }
-  if (!running)
-    return { takes: false, why: `no keeper: its Lease ${KEEPER_LEASE} was last renewed ${Math.round(age)}s ago (it lasts ${lease.durationSeconds}s)` }
+  const down = notRunning(lease, now)
+  if (down !== undefined) return { takes: false, why: down }
   if (lease.selector === undefined) return { takes: false, why: `the keeper's Lease does not say which Jobs it keeps (a keeper older than post)` }
-  if (!lease.namespaces.includes(namespace) && !lease.namespaces.includes(ALL_NAMESPACES))
+  if (!keepsNamespace(lease, namespace))
     return { takes: false, why: `the keeper does not keep namespace ${namespace} (it keeps ${lease.namespaces.join(', ')})` }
   if (!matches(lease.selector, labels)) return { takes: false, why: `the keeper keeps Jobs matching ${lease.selector}` }
   return { takes: true }
@@ -137,10 +145,8 @@ export function orphanedHold(job: JobRecord, keeper: KeeperPresence | undefined,
   if (!isHeld(job) || keeper === undefined || keeper.unread) return undefined
   const { lease } = keeper
   if (lease === undefined) return `no keeper: no Lease ${KEEPER_LEASE} in ${keeper.namespace}`
-  const { age, running } = leaseState(lease, now)
-  if (age === undefined) return `no keeper: its Lease ${KEEPER_LEASE} is not held`
-  if (!running) return `no keeper: its Lease ${KEEPER_LEASE} was last renewed ${Math.round(age)}s ago (it lasts ${lease.durationSeconds}s)`
+  const down = notRunning(lease, now)
+  if (down !== undefined) return down
   const namespace = job.metadata?.namespace ?? ''
-  if (!lease.namespaces.includes(namespace) && !lease.namespaces.includes(ALL_NAMESPACES)) return `the keeper running does not keep namespace ${namespace}`
-  return undefined
+  return keepsNamespace(lease, namespace) ? undefined : `the keeper running does not keep namespace ${namespace}`
 }
