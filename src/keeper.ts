@@ -23,7 +23,7 @@ import { logsWhere } from './settings/logs-dir.ts'
 import { matchesSelector } from './settings/selector.ts'
 import { openLogSink } from './store/open.ts'
 import type { LogSink } from './store/sink.ts'
-import type { SavedLogFile } from './execute/logs.ts'
+import { unionByFile, type SavedLogFile } from './execute/logs.ts'
 import PQueue from 'p-queue'
 
 export interface KeeperOptions {
@@ -148,8 +148,7 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
           if (entry.savedFor === counts) break
           entry.savedFor = counts
           const saved = await saveSoFar(client, sink, job, keep)
-          const files = new Set(saved.files.map((f) => f.file))
-          entry.earlier = [...entry.earlier.filter((f) => !files.has(f.file)), ...saved.files]
+          entry.earlier = unionByFile(saved.files, entry.earlier)
           const bytes = saved.files.reduce((sum, f) => sum + f.bytes, 0)
           log(
             `saved what ${jobName(job)}'s pods wrote so far (${step.reason}): ${bytes} bytes${saved.failures.length > 0 ? `; not saved: ${saved.failures.slice(0, 2).join('; ')}` : ''}`

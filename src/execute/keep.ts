@@ -12,7 +12,7 @@ import { ARCHIVE_ANNOTATION, isHeld, withFinalizer, type KeeperStep } from '../p
 import { jobStatus } from '../plan/predicates.ts'
 import { SinkError, writeText, type LogSink } from '../store/sink.ts'
 import { saveJobFile } from './job-file.ts'
-import { harvestLogs, jobKey, type SavedLogFile } from './logs.ts'
+import { harvestLogs, jobKey, unionByFile, type SavedLogFile } from './logs.ts'
 
 /** What one action on a Job came to. */
 export interface KeepOutcome {
@@ -33,6 +33,13 @@ export interface KeepOutcome {
 }
 
 const ATTEMPTS = 5
+
+/** The Job as its logs' keys and job.json name it. */
+const subjectOf = (job: JobRecord): { namespace: string; name: string; uid: string } => ({
+  namespace: job.metadata?.namespace ?? '',
+  name: job.metadata?.name ?? '',
+  uid: job.metadata?.uid ?? ''
+})
 
 /**
  * Patches the Job (its finalizers as `finalizers(job)` says, and `annotations`) on its current
@@ -90,7 +97,7 @@ export async function archiveJob(
   previousAttempt?: number,
   earlier: SavedLogFile[] = []
 ): Promise<KeepOutcome> {
-  const subject = { namespace: job.metadata?.namespace ?? '', name: job.metadata?.name ?? '', uid: job.metadata?.uid ?? '' }
+  const subject = subjectOf(job)
   // The attempt is recorded while the pods are listed, and before any log is written.
   const recording = startAttempt(sink, subject, now(), previousAttempt).then(
     (attempt) => ({ attempt }),
@@ -114,9 +121,7 @@ export async function archiveJob(
   if ('error' in harvested) throw harvested.error
   const { attempt } = recorded
   // Logs saved while their pods were being deleted (saveSoFar), of pods gone since: listed too.
-  const present = new Set(harvested.harvest.logs.files.map((f) => f.file))
-  const kept = earlier.filter((f) => !present.has(f.file))
-  const harvest = { ...harvested.harvest, logs: { ...harvested.harvest.logs, files: [...harvested.harvest.logs.files, ...kept] } }
+  const harvest = { ...harvested.harvest, logs: { ...harvested.harvest.logs, files: unionByFile(harvested.harvest.logs.files, earlier) } }
   const fileFailure = await saveJobFile(client, sink, { ...subject, status: jobStatus(job), job }, harvest, { phase: 'keeper', at: now(), attempt })
   const failures = [...harvest.logs.failures, ...(fileFailure ? [fileFailure] : [])]
   const bytes = harvest.logs.files.reduce((sum, f) => sum + f.bytes, 0)
@@ -136,7 +141,7 @@ export async function archiveJob(
  * note on the Job: it stays held, and its archive at the finish lists these with what it saves then.
  */
 export async function saveSoFar(client: JobsClient, sink: LogSink, job: JobRecord, keep: LogKeep): Promise<{ files: SavedLogFile[]; failures: string[] }> {
-  const subject = { namespace: job.metadata?.namespace ?? '', name: job.metadata?.name ?? '', uid: job.metadata?.uid ?? '' }
+  const subject = subjectOf(job)
   const { logs } = await harvestLogs(client, { ...subject, resourceVersion: job.metadata?.resourceVersion }, sink, keep)
   return { files: logs.files, failures: logs.failures }
 }

@@ -28,6 +28,12 @@ export interface SavedLogFile {
   cutBytes?: number
 }
 
+/** `primary`, then the files of `extra` it has no file of the same key for (a later save of a key replaces an earlier one). */
+export function unionByFile(primary: SavedLogFile[], extra: SavedLogFile[]): SavedLogFile[] {
+  const keys = new Set(primary.map((f) => f.file))
+  return [...primary, ...extra.filter((f) => !keys.has(f.file))]
+}
+
 /** What was saved of one Job's logs, and what could not be. */
 export interface HarvestedLogs {
   files: SavedLogFile[]
