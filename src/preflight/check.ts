@@ -15,7 +15,7 @@ import { decideMode, HELM_FIELD_MANAGER, type ReleaseMode } from './mode.ts'
 import { patchSchemaOf, type OpenApiDocument, type PatchSchema } from './patch-schema.ts'
 import { preLeaves, type PreScope } from './pre-scope.ts'
 import { byIdentity, identity, newToRelease, ownershipProblem, previousObjects, unservedInPrevious, type PreviousObjects } from './previous.ts'
-import { helm3Patch, type RemovedField } from './three-way.ts'
+import { helm3Patch, HelmRefuses, Unmatched, type Helm3Patch, type RemovedField } from './three-way.ts'
 import { clearableByPre, type ObjectVerdict, type Verdict, type Write } from './verdict.ts'
 
 export interface CheckOptions {
@@ -126,20 +126,30 @@ async function dryRun(
     removed
   })
   const schema = await inputs.schema(resource.apiVersion, resource.kind)
-  const strategic = helm3Patch(original, object, 'strategic', schema)
-  let sent = await send('strategic', strategic.patch, strategic.removed)
+  let strategic: Helm3Patch | Error
+  try {
+    strategic = helm3Patch(original, object, live, schema)
+  } catch (e) {
+    if (!(e instanceof Unmatched || e instanceof HelmRefuses)) throw e
+    strategic = e
+  }
+  // Sent even when Helm would send nothing (empty), or none it can make: the answer says whether
+  // the kind takes a strategic merge patch at all (415: a custom resource, which Helm patches otherwise).
+  let sent = await send('strategic', strategic instanceof Error ? {} : strategic.patch, strategic instanceof Error ? [] : strategic.removed)
   // Custom resources take no strategic merge patch (415). Helm sends them a two-way JSON merge patch
   // from the previous revision's object to the rendered one, blind to the live object (createPatch):
   // drift the chart does not touch stays, and an empty patch is no request at all.
   if (!sent.answer.accepted && sent.answer.status === 415) {
-    if (original !== undefined) {
-      const patch = jsonMergePatch(original, object) as KubeObject | undefined
-      if (patch === undefined) return { write: 'patch', verdict: { kind: 'unchanged' } }
-      sent = await send('merge', patch, [])
-    } else {
-      const twoWay = helm3Patch(undefined, object, 'merge')
-      sent = await send('merge', twoWay.patch, twoWay.removed)
-    }
+    const patch = original !== undefined ? (jsonMergePatch(original, object) as KubeObject | undefined) : object
+    if (patch === undefined) return { write: 'patch', verdict: { kind: 'unchanged' } }
+    sent = await send('merge', patch, [])
+  } else if (strategic instanceof HelmRefuses) {
+    return { write: 'patch', verdict: { kind: 'invalid', fields: [], message: `Helm 3 cannot make its patch (failed to create patch): ${strategic.message}` } }
+  } else if (strategic instanceof Error) {
+    return { write: 'patch', verdict: { kind: 'not-checked', why: `Helm 3's patch of it cannot be reproduced here: ${strategic.message}` } }
+  } else if (Object.keys(strategic.patch).length === 0) {
+    // Helm sends no empty patch ("Looks like there are no changes"): nothing is written.
+    return { write: 'patch', verdict: { kind: 'unchanged' } }
   }
   const { answer, removed } = sent
   return { write: 'patch', verdict: answer.accepted ? classifyAccepted(live, answer.object) : classifyRefusal(answer, live, object, removed) }

@@ -70,9 +70,10 @@ test("Helm 3: the patch removes what the previous revision's manifest set and th
   const withRecord = fakeClient([configMap('cm', { a: '1', old: 'x' })], { record: { manifest: previous } })
   const checked = await checkRelease(withRecord.client, rendered, { namespace: 'ns', release: 'app', concurrency: 1 })
   expect(checked.mode.why).toContain("three-way from revision 1's manifest")
-  expect(withRecord.calls.patches).toMatchObject([{ data: { a: '1', old: null } }])
+  // What the live object already has (a: "1") is not sent: Helm's patch is the delta from it.
+  expect(withRecord.calls.patches).toEqual([expect.objectContaining({ data: { old: null } })])
 
   const without = fakeClient([configMap('cm', { a: '1', old: 'x' })])
   await checkRelease(without.client, rendered, { namespace: 'ns', release: 'app', concurrency: 1 })
-  expect(without.calls.patches).toEqual([expect.objectContaining({ data: { a: '1' } })])
+  expect(without.calls.patches).toEqual([expect.not.objectContaining({ data: expect.anything() })])
 })

@@ -28,7 +28,7 @@ describe('revisions, read as helm upgrade reads them', () => {
     const result = await checkRelease(client, [configMap('cm')], options)
     expect(result.blocked).toEqual([])
     expect(result.mode.why).toContain("three-way from revision 2's manifest")
-    expect(sent).toMatchObject([{ verb: 'patch', body: { data: { a: '1', old: null } } }])
+    expect(sent).toEqual([expect.objectContaining({ verb: 'patch', body: expect.objectContaining({ data: { old: null } }) })])
   })
 
   test('Helm 4 follows the last revision’s apply method whatever its status: a failed ssa revision over a deployed csa one applies', async () => {
