@@ -48,7 +48,7 @@ interface Entry {
   failures: string[]
   /** The next retry's delay (doubles, from RETRY_MIN_MS to RETRY_MAX_MS). */
   retryMs: number
-  /** This keeper's last attempt at archiving it (attempt.json is read only before the first). */
+  /** This keeper's last attempt at archiving it (attempts/ records each). */
   attempt?: number
   /** Logs saved while its pods were being deleted, for its archive's job.json; and for which of its pod counts they were saved. */
   earlier: SavedLogFile[]
@@ -68,6 +68,8 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
   const client = new KubeJobsClient(loadKubeConfig(settings.kubeconfig, settings.context, options.mask))
   const sink = await openLogSink(settings.logsTarget)
   const where = logsWhere(settings.logsTarget)
+  // This process, as its Lease and each archive's job.json name it.
+  const identity = runIdentity(process.env)
   const metrics = new KeeperMetrics()
   const queue = new PQueue({ concurrency: settings.concurrency })
   const entries = new Map<string, Entry>()
@@ -156,7 +158,7 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
           break
         }
         case 'archive': {
-          const outcome = await archiveJob(client, sink, job, keep, () => new Date(), entry.attempt, entry.earlier)
+          const outcome = await archiveJob(client, sink, job, keep, () => new Date(), { keeper: identity, previousAttempt: entry.attempt }, entry.earlier)
           entry.attempt = outcome.attempt ?? entry.attempt
           remember(outcome)
           if (outcome.done) {
@@ -230,7 +232,7 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
     takeLeases([leaseNamespace], {
       client,
       name: KEEPER_LEASE,
-      holder: runIdentity(process.env),
+      holder: identity,
       scope: `keeper of Jobs matching ${settings.selector}`,
       // What it keeps, for post: it holds the Jobs it gives TTLs only while a keeper takes them.
       annotations: {

@@ -8,7 +8,7 @@ import { KubeJobsClient } from './kube/client.ts'
 import { apiErrorMessage } from './kube/errors.ts'
 import type { JobRecord } from './kube/job-record.ts'
 import { loadKubeConfig } from './kube/kubeconfig.ts'
-import { isExpired, KEEPER_LEASE } from './kube/lease.ts'
+import { isExpired, KEEPER_LEASE, runIdentity } from './kube/lease.ts'
 import { ClusterUnreachable } from './kube/retry.ts'
 import { archiveJob, giveUp, setHold } from './execute/keep.ts'
 import { isArchived, isHeld } from './plan/keeper.ts'
@@ -66,7 +66,7 @@ export async function letGo(
             return
           }
           const finished = isFinished(job) || job.metadata?.deletionTimestamp !== undefined
-          const archived = finished ? await archiveJob(client, sink, job, keep, () => new Date()) : undefined
+          const archived = finished ? await archiveJob(client, sink, job, keep, () => new Date(), { keeper: runIdentity(process.env) }) : undefined
           if (archived?.done) {
             counts.archived++
             log(`archived ${name}: ${archived.bytes ?? 0} bytes of logs to ${where}, and released`)

@@ -7,8 +7,9 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
+import { hostname } from 'node:os'
 import { join } from 'node:path'
-import { S3Client } from '@aws-sdk/client-s3'
+import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3'
 import { CoordinationV1Api } from '@kubernetes/client-node'
 import { MANAGED_LABEL } from '../src/plan/retention.ts'
 import { ARCHIVE_ANNOTATION, LOGS_FINALIZER } from '../src/plan/keeper.ts'
@@ -31,6 +32,7 @@ import {
 import { realNodePod } from './cluster/node.ts'
 import { createDecoys, missingDecoys, type Decoy } from './decoys.ts'
 import { keysUnder, savedJob } from './s3-objects.ts'
+import { leastPrivilegeWriter, s3As } from './s3-least-privilege.ts'
 import { startStoreProxy } from './s3-store-proxy.ts'
 
 const cli = join(import.meta.dirname, '..', 'dist', 'cli', 'job-sweeper.mjs')
@@ -51,11 +53,11 @@ interface Keeper {
 }
 
 /** Starts the keeper on `namespace` ('': none, `flags` say) with `flags`; resolves once it serves. */
-async function startKeeper(namespace: string, flags: string[]): Promise<Keeper> {
+async function startKeeper(namespace: string, flags: string[], env: NodeJS.ProcessEnv = {}): Promise<Keeper> {
   const cluster = testCluster()
   const scope = namespace === '' ? [] : ['--namespace', namespace]
   const child = spawn(process.execPath, [cli, 'keeper', ...scope, '--lease-namespace', otherNs, '--listen', '127.0.0.1:0', ...flags], {
-    env: { ...process.env, KUBECONFIG: cluster.kubeconfig },
+    env: { ...process.env, KUBECONFIG: cluster.kubeconfig, ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   let output = ''
@@ -667,7 +669,7 @@ test('keeper --let-go (the chart’s post-delete hook) once the keeper stopped: 
   expect(events.items[0].message).toContain('Released unarchived: the keeper is being removed (--let-go) while it still runs.')
 }, 60_000)
 
-test('a keeper killed mid-upload (SIGKILL): the next, once the Lease expired, archives the Job again from the start, and its job.json says attempt 2', async () => {
+test('a keeper killed mid-upload (SIGKILL): the next, once the Lease expired, archives the Job again from the start, and its job.json names it; both attempts are recorded', async () => {
   const prefix = `keeper-restart-${ns}`
   const proxy = await startStoreProxy(endpoint)
   try {
@@ -686,9 +688,12 @@ test('a keeper killed mid-upload (SIGKILL): the next, once the Lease expired, ar
       async () => killed.child.exitCode ?? killed.child.signalCode,
       (code) => code !== null
     )
-    expect(proxy.seen.some((r) => r.endsWith('/attempt.json'))).toBe(true) // its attempt was recorded first
+    const attemptKey = new RegExp(`^${prefix}/${ns}/app-migrate/attempts/[^/]+\\.json$`)
+    expect(proxy.seen.some((r) => /\/attempts\/[^/]+\.json$/.test(r))).toBe(true) // its attempt was recorded first
     expect((await getJob(ns, 'app-migrate'))?.metadata?.finalizers).toContain(LOGS_FINALIZER) // still held
-    expect((await inBucket(prefix, ns, 'app-migrate')).keys).toEqual([`${prefix}/${ns}/app-migrate/attempt.json`])
+    const left = (await inBucket(prefix, ns, 'app-migrate')).keys
+    expect(left).toHaveLength(1)
+    expect(left[0]).toMatch(attemptKey)
     keeper = await startKeeper(ns, ['--logs-dir', `s3://${bucket}/${prefix}`, '--s3-endpoint', endpoint])
     await eventually(
       'the next keeper to archive it',
@@ -697,12 +702,47 @@ test('a keeper killed mid-upload (SIGKILL): the next, once the Lease expired, ar
       90_000
     )
     const again = await inBucket(prefix, ns, 'app-migrate')
-    expect(again.jobFile).toMatchObject({ uid: job.metadata?.uid, savedBy: { attempt: 2 } })
+    expect(again.jobFile).toMatchObject({ uid: job.metadata?.uid, savedBy: { keeper: `${hostname()}-${keeper.child.pid}`, attempt: 1 } })
+    expect(again.jobFile?.savedBy?.keeper).not.toBe(`${hostname()}-${killed.child.pid}`)
+    expect(again.keys.filter((k) => attemptKey.test(k))).toHaveLength(2) // the killed keeper's and the next one's
     expect(again.keys.some((k) => k.endsWith('/main.log'))).toBe(true)
   } finally {
     await proxy.close()
   }
 }, 150_000)
+
+test('a store under the documented policy (PutObject, AbortMultipartUpload; no read or list): a GET of a missing key is refused 403 as AWS refuses it, and the keeper archives all the same', async () => {
+  const leastBucket = `least-${ns}`
+  const writer = await leastPrivilegeWriter(leastBucket, 'keeper-logs')
+  // The premise: the writer is refused a read of a key that is not there (AWS: 403, not 404, without s3:ListBucket).
+  const asWriter = s3As(writer)
+  const asRoot = s3As({ accessKeyId: process.env.AWS_ACCESS_KEY_ID ?? '', secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY ?? '' })
+  try {
+    const missing = { Bucket: leastBucket, Key: `keeper-logs/${ns}/app-migrate/attempts/none.json` }
+    await expect(asWriter.send(new GetObjectCommand(missing))).rejects.toMatchObject({ name: 'AccessDenied', $metadata: { httpStatusCode: 403 } })
+    await expect(asRoot.send(new GetObjectCommand(missing))).rejects.toMatchObject({ $metadata: { httpStatusCode: 404 } }) // control: the key is missing
+
+    keeper = await startKeeper(ns, ['--logs-dir', `s3://${leastBucket}/keeper-logs`, '--s3-endpoint', endpoint], {
+      AWS_ACCESS_KEY_ID: writer.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: writer.secretAccessKey
+    })
+    const job = await createJob({ namespace: ns, name: 'app-migrate', behaviour: 'fail', labels: managed })
+    const archived = await eventually(
+      'the keeper to archive the Job as the writer',
+      () => getJob(ns, 'app-migrate'),
+      (j) => j?.metadata?.annotations?.[ARCHIVE_ANNOTATION.state] !== undefined,
+      60_000
+    )
+    expect(archived?.metadata?.annotations?.[ARCHIVE_ANNOTATION.state]).toBe('complete')
+    const saved = await savedJob(asRoot, leastBucket, `keeper-logs/${ns}/app-migrate/`)
+    expect(saved.jobFile).toMatchObject({ uid: job.metadata?.uid, savedBy: { phase: 'keeper', attempt: 1 } })
+    expect(saved.log).not.toBe('')
+    expect(keeper.output()).not.toMatch(/AccessDenied|not archived/)
+  } finally {
+    asWriter.destroy()
+    asRoot.destroy()
+  }
+}, 90_000)
 
 test('docs/keeper.md’s command removes the keeper’s finalizer by hand (the keeper gone for good) and leaves other finalizers', async () => {
   keeper = await startKeeper(ns, ['--logs-dir', 's3://nowhere/logs', '--s3-endpoint', `http://127.0.0.1:${await closedPort()}`])

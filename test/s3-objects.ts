@@ -25,7 +25,7 @@ export async function savedJob(
   Bucket: string,
   folder: string,
   container = 'main'
-): Promise<{ keys: string[]; log: string; jobFile?: { uid?: string; status?: string; savedBy?: { phase?: string; attempt?: number } } }> {
+): Promise<{ keys: string[]; log: string; jobFile?: { uid?: string; status?: string; savedBy?: { phase?: string; keeper?: string; attempt?: number } } }> {
   const keys = await keysUnder(client, Bucket, folder)
   const logKey = keys.find((k) => k.endsWith(`/${container}.log`))
   const log = logKey ? (await objectBytes(client, Bucket, logKey)).toString() : ''

@@ -34,10 +34,10 @@ export interface JobFile {
   uid: string
   /**
    * Which phase (or the keeper) saved the logs, and when (ISO 8601); the workflow run, when there is
-   * one; the keeper's attempt at this Job that completed (1 the first; a keeper stopped mid-archive
-   * leaves its attempt in attempt.json, and the next one starts over as the attempt after it).
+   * one; the keeper that archived it (its process) and which of its attempts at this Job completed
+   * (1 its first: each attempt is recorded under attempts/ first, so one stopped mid-archive shows).
    */
-  savedBy: { phase: SavedBy; at: string; workflowRun?: string; attempt?: number }
+  savedBy: { phase: SavedBy; at: string; workflowRun?: string; keeper?: string; attempt?: number }
   /** The Job's status as job-sweeper decides on it: failed, succeeded, running, stuck… */
   status: string
   /** The Job's conditions that hold (type, reason, since), its start and completion, and its pods' counts. */
@@ -77,7 +77,7 @@ export function jobFile(
   logs: HarvestedLogs,
   pods: V1Pod[],
   events: { events?: CoreV1Event[]; error?: string },
-  saved: { phase: SavedBy; at: Date; workflowRun?: string; attempt?: number }
+  saved: { phase: SavedBy; at: Date; workflowRun?: string; keeper?: string; attempt?: number }
 ): JobFile {
   const status = p.job.status ?? {}
   const folder = `${jobKey(p)}/`
@@ -87,7 +87,7 @@ export function jobFile(
     namespace: p.namespace,
     name: p.name,
     uid: p.uid,
-    savedBy: { phase: saved.phase, at: saved.at.toISOString(), workflowRun: saved.workflowRun, attempt: saved.attempt },
+    savedBy: { phase: saved.phase, at: saved.at.toISOString(), workflowRun: saved.workflowRun, keeper: saved.keeper, attempt: saved.attempt },
     status: p.status,
     conditions: (status.conditions ?? []).map((c) => ({ type: c.type, reason: c.reason, since: iso(c.lastTransitionTime) })),
     startTime: iso(status.startTime),
@@ -139,7 +139,7 @@ export async function saveJobFile(
   sink: LogSink,
   p: JobFileSubject,
   harvest: { logs: HarvestedLogs; pods: V1Pod[] },
-  saved: { phase: SavedBy; at: Date; workflowRun?: string; attempt?: number }
+  saved: { phase: SavedBy; at: Date; workflowRun?: string; keeper?: string; attempt?: number }
 ): Promise<string | undefined> {
   const events = await eventsOf(client, p, harvest.pods)
   const file = jobFile(p, harvest.logs, harvest.pods, events, saved)

@@ -28,7 +28,7 @@ export interface KeepOutcome {
   bytes?: number
   /** archive: what could not be saved (the Job stays held, and the archive is tried again). */
   failures?: string[]
-  /** archive: which attempt at the Job this was (attempt.json). */
+  /** archive: which of this keeper's attempts at the Job this was (attempts/). */
   attempt?: number
 }
 
@@ -81,12 +81,19 @@ export async function setHold(client: JobsClient, job: JobRecord, present: boole
   return patched === 'gone' ? { done: true, gone: true } : { done: true, job: patched.job, changed: patched.changed }
 }
 
+/** Who archives, and what it did before: the keeper's process, and its own last attempt at the Job. */
+export interface Archiver {
+  /** The keeper's process (host and pid, as its Lease names it), for job.json and attempts/. */
+  keeper: string
+  /** This keeper's last attempt at the Job, when it made one. */
+  previousAttempt?: number
+}
+
 /**
  * Saves the Job's logs (every container that ran, init containers and previous runs included) and
  * its job.json into `sink`; once all are saved, notes where on the Job and removes the finalizer.
- * With anything not saved, the Job stays as it is (held), and the failures say why.
- * `previousAttempt`: this keeper's own last attempt at the Job, when it made one (then attempt.json
- * need not be read).
+ * With anything not saved, the Job stays as it is (held), and the failures say why. Nothing is
+ * read from the store: a writer that may only put objects (the documented policy) archives.
  */
 export async function archiveJob(
   client: JobsClient,
@@ -94,12 +101,12 @@ export async function archiveJob(
   job: JobRecord,
   keep: LogKeep,
   now: () => Date,
-  previousAttempt?: number,
+  by: Archiver,
   earlier: SavedLogFile[] = []
 ): Promise<KeepOutcome> {
   const subject = subjectOf(job)
   // The attempt is recorded while the pods are listed, and before any log is written.
-  const recording = startAttempt(sink, subject, now(), previousAttempt).then(
+  const recording = startAttempt(sink, subject, now(), by).then(
     (attempt) => ({ attempt }),
     (error: unknown) => ({ error })
   )
@@ -122,7 +129,12 @@ export async function archiveJob(
   const { attempt } = recorded
   // Logs saved while their pods were being deleted (saveSoFar), of pods gone since: listed too.
   const harvest = { ...harvested.harvest, logs: { ...harvested.harvest.logs, files: unionByFile(harvested.harvest.logs.files, earlier) } }
-  const fileFailure = await saveJobFile(client, sink, { ...subject, status: jobStatus(job), job }, harvest, { phase: 'keeper', at: now(), attempt })
+  const fileFailure = await saveJobFile(client, sink, { ...subject, status: jobStatus(job), job }, harvest, {
+    phase: 'keeper',
+    at: now(),
+    keeper: by.keeper,
+    attempt
+  })
   const failures = [...harvest.logs.failures, ...(fileFailure ? [fileFailure] : [])]
   const bytes = harvest.logs.files.reduce((sum, f) => sum + f.bytes, 0)
   if (failures.length > 0) return { done: false, failures, bytes, attempt }
@@ -146,32 +158,25 @@ export async function saveSoFar(client: JobsClient, sink: LogSink, job: JobRecor
   return { files: logs.files, failures: logs.failures }
 }
 
-/** What attempt.json says: which attempt at archiving the Job (its uid) began last, and when. */
+/** One attempt at archiving a Job, as attempts/<startedAt>.json records it. */
 interface AttemptRecord {
   uid: string
+  keeper: string
   attempt: number
   startedAt: string
 }
 
 /**
- * Records, before anything else is written, that an attempt at archiving the Job begins: the one
- * after the last recorded for the same Job (a Job of the same name is another), or the first. A
- * keeper stopped mid-archive (killed, its node lost) leaves its attempt here; the next keeper starts
- * over, as the attempt after it, and the job.json it completes says which attempt that was.
+ * Records, before anything else is written, that an attempt at archiving the Job begins, under a
+ * key of its own (attempts/<startedAt>.json): a keeper stopped mid-archive (killed, its node lost)
+ * leaves its record there, the next keeper starts over, and the job.json it completes names it.
+ * Nothing is read first: under the documented policy (PutObject only) a store refuses every read,
+ * and AWS answers a GET of a missing key with 403, not 404.
  */
-async function startAttempt(sink: LogSink, subject: { namespace: string; name: string; uid: string }, at: Date, previous?: number): Promise<number> {
-  const key = `${jobKey(subject)}/attempt.json`
-  const text = previous === undefined ? (await sink.read(key))?.toString('utf8') : JSON.stringify({ uid: subject.uid, attempt: previous })
-  let last: Partial<AttemptRecord> | undefined
-  try {
-    last = text === undefined ? undefined : (JSON.parse(text) as Partial<AttemptRecord>)
-  } catch {
-    last = undefined // not ours, or cut short: this is an attempt after it all the same
-  }
-  const attempt = last?.uid === subject.uid && typeof last.attempt === 'number' ? last.attempt + 1 : 1
-  const record: AttemptRecord = { uid: subject.uid, attempt, startedAt: at.toISOString() }
-  await writeText(sink, key, `${JSON.stringify(record)}\n`, 'application/json')
-  return attempt
+async function startAttempt(sink: LogSink, subject: { namespace: string; name: string; uid: string }, at: Date, by: Archiver): Promise<number> {
+  const record: AttemptRecord = { uid: subject.uid, keeper: by.keeper, attempt: (by.previousAttempt ?? 0) + 1, startedAt: at.toISOString() }
+  await writeText(sink, `${jobKey(subject)}/attempts/${record.startedAt}.json`, `${JSON.stringify(record)}\n`, 'application/json')
+  return record.attempt
 }
 
 /**

@@ -2,7 +2,7 @@
 // into place once complete, so a file that is there is whole (a read that fails leaves no half
 // file, and the previous run's file stays until the new one is complete). Logs can hold secrets:
 // directories are created 0700 and files 0600, for the runner's user only.
-import { mkdir, open, readFile, rename, rm } from 'node:fs/promises'
+import { mkdir, open, rename, rm } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { pipeline } from 'node:stream/promises'
 import { SinkError, type LogSink, type SinkObject } from './sink.ts'
@@ -44,16 +44,6 @@ export class DiskSink implements LogSink {
         await opened.close()
         await rm(partial, { force: true })
       }
-    }
-  }
-
-  async read(key: string): Promise<Buffer | undefined> {
-    const file = join(this.where, ...key.split('/'))
-    try {
-      return await readFile(file)
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined
-      throw new SinkError(`cannot read ${file} (${why(e)})`)
     }
   }
 

@@ -24,7 +24,6 @@ export function recorded(sink: LogSink): RecordedSink {
         discard: () => object.discard()
       }
     },
-    read: (key: string) => sink.read(key),
     close: () => sink.close()
   }
 }

@@ -7,7 +7,7 @@
 // looking complete. Credentials and the region come from the SDK's standard chain (environment,
 // web identity / IRSA, profiles), the endpoint from its AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL,
 // which it reads itself; with an endpoint the bucket is addressed by path, as such stores expect.
-import { GetObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3'
+import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3'
 import { Upload } from '@aws-sdk/lib-storage'
 import type { LogsTarget } from '../settings/logs-dir.ts'
 import { INPUT, SettingsError } from '../settings/inputs.ts'
@@ -81,18 +81,6 @@ export class S3Sink implements LogSink {
       },
       // Nothing was sent before write.
       discard: async () => undefined
-    }
-  }
-
-  async read(key: string): Promise<Buffer | undefined> {
-    const Key = this.target.prefix ? `${this.target.prefix}/${key}` : key
-    try {
-      const answer = await this.client.send(new GetObjectCommand({ Bucket: this.target.bucket, Key }))
-      return Buffer.from((await answer.Body?.transformToByteArray()) ?? [])
-    } catch (e) {
-      if ((e as { name?: string }).name === 'NoSuchKey' || (e as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404)
-        return undefined
-      throw new SinkError(`${INPUT.logsDir} '${this.where}': cannot read ${Key} from bucket '${this.target.bucket}': ${s3ErrorWords(e)}`)
     }
   }
 

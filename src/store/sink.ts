@@ -16,8 +16,6 @@ export interface LogSink {
    * that cannot be written fails here, before a log is asked for; a bucket fails when it is written.
    */
   open(key: string, contentType: string): Promise<SinkObject>
-  /** The object at `key`, or undefined when there is none (the keeper's attempt record); a store that fails throws a SinkError. */
-  read(key: string): Promise<Buffer | undefined>
   /** Frees what the sink holds (a client's connections); the sink is not used after. */
   close(): Promise<void>
 }

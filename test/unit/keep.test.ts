@@ -104,7 +104,6 @@ function memorySink(initial: Record<string, string> = {}): { sink: LogSink; obje
       },
       discard: async () => undefined
     }),
-    read: async (key) => (objects.has(key) ? Buffer.from(objects.get(key) ?? '') : undefined),
     close: async () => undefined
   }
   return { sink, objects, stored }
@@ -120,62 +119,82 @@ const noPods = (client: JobsClient, lists: unknown[][] = []): void =>
 
 const at = (): Date => new Date('2026-12-04T12:00:00Z')
 
-test('archive: the attempt is recorded first, the pods are listed no older than the Job as the keeper saw it (from the API server’s cache), then job.json, and the finalizer goes with the annotations', async () => {
+const by = { keeper: 'keeper-7f9-1' }
+const attemptKey = 'prod/j/attempts/2026-12-04T12:00:00.000Z.json'
+
+test('archive: the attempt is recorded first (its own key), the pods are listed no older than the Job as the keeper saw it (from the API server’s cache), then job.json, and the finalizer goes with the annotations', async () => {
   const job = newJob({ name: 'j', status: 'succeeded', finalizers: [LOGS_FINALIZER] })
   const { client, job: live } = fakeClient(job)
   const podLists: unknown[][] = []
   noPods(client, podLists)
   const { sink, objects, stored } = memorySink()
-  const outcome = await archiveJob(client, sink, withVersion(job, '1'), { maxBytes: 1024, lastLines: 0 }, at)
+  const outcome = await archiveJob(client, sink, withVersion(job, '1'), { maxBytes: 1024, lastLines: 0 }, at, by)
   expect(outcome).toMatchObject({ done: true, changed: true })
   expect(podLists).toEqual([['prod', 'uid-j', '1']])
-  expect(stored).toEqual(['prod/j/attempt.json', 'prod/j/job.json'])
-  expect(JSON.parse(objects.get('prod/j/attempt.json') ?? '')).toEqual({ uid: 'uid-j', attempt: 1, startedAt: '2026-12-04T12:00:00.000Z' })
-  expect(JSON.parse(objects.get('prod/j/job.json') ?? '').savedBy).toEqual({ phase: 'keeper', at: '2026-12-04T12:00:00.000Z', attempt: 1 })
+  expect(stored).toEqual([attemptKey, 'prod/j/job.json'])
+  expect(JSON.parse(objects.get(attemptKey) ?? '')).toEqual({ uid: 'uid-j', keeper: 'keeper-7f9-1', attempt: 1, startedAt: '2026-12-04T12:00:00.000Z' })
+  expect(JSON.parse(objects.get('prod/j/job.json') ?? '').savedBy).toEqual({
+    phase: 'keeper',
+    at: '2026-12-04T12:00:00.000Z',
+    keeper: 'keeper-7f9-1',
+    attempt: 1
+  })
   expect(live().metadata?.finalizers).toEqual([])
   expect(live().metadata?.annotations).toMatchObject({ [ARCHIVE_ANNOTATION.where]: 's3://logs/k/prod/j/', [ARCHIVE_ANNOTATION.state]: 'complete' })
 })
 
-test.each([
-  ['an attempt at the same Job left by a keeper stopped mid-archive: this is the next', { uid: 'uid-j', attempt: 2, startedAt: 'x' }, 3],
-  ['an attempt at an earlier Job of the same name: this is the first', { uid: 'uid-old', attempt: 4, startedAt: 'x' }, 1]
-])('archive after %s', async (_, earlier, expected) => {
+test('archive under the documented policy (put only): the sink is never read, an earlier attempt’s record is left as it is beside the new one', async () => {
   const job = newJob({ name: 'j', status: 'failed', finalizers: [LOGS_FINALIZER] })
   const { client } = fakeClient(job)
   noPods(client)
   Object.assign(client, { listWarningEvents: async () => [] })
-  const { sink, objects } = memorySink({ 'prod/j/attempt.json': JSON.stringify(earlier) })
-  expect(await archiveJob(client, sink, withVersion(job, '1'), { maxBytes: 1024, lastLines: 0 }, at)).toMatchObject({ done: true })
-  expect(JSON.parse(objects.get('prod/j/attempt.json') ?? '').attempt).toBe(expected)
-  expect(JSON.parse(objects.get('prod/j/job.json') ?? '').savedBy.attempt).toBe(expected)
-})
-
-test('archive: a store that cannot be read fails the attempt before anything is saved (the Job stays held, tried again)', async () => {
-  const job = newJob({ name: 'j', status: 'succeeded', finalizers: [LOGS_FINALIZER] })
-  const { client, patches } = fakeClient(job)
-  const { sink, stored } = memorySink()
-  sink.read = async () => {
-    throw new SinkError("logs-dir 's3://logs/k': cannot read k/prod/j/attempt.json from bucket 'logs': 503 ServiceUnavailable")
-  }
-  const outcome = await archiveJob(client, sink, withVersion(job, '1'), { maxBytes: 1024, lastLines: 0 }, at)
-  expect(outcome).toEqual({
-    done: false,
-    bytes: 0,
-    failures: ["cannot record the archive's attempt: logs-dir 's3://logs/k': cannot read k/prod/j/attempt.json from bucket 'logs': 503 ServiceUnavailable"]
+  const earlier = 'prod/j/attempts/2026-12-04T11:00:00.000Z.json'
+  const { sink, objects } = memorySink({ [earlier]: '{"uid":"uid-j","keeper":"keeper-killed","attempt":1}' })
+  // A store that refuses every read (AWS: 403 for a GET without s3:GetObject, a missing key included): nothing asks it.
+  const refusing = Object.assign(sink, {
+    read: async () => {
+      throw new SinkError("logs-dir 's3://logs/k': cannot read: 403 AccessDenied")
+    }
   })
-  expect([stored, patches]).toEqual([[], []])
+  expect(await archiveJob(client, refusing, withVersion(job, '1'), { maxBytes: 1024, lastLines: 0 }, at, by)).toMatchObject({ done: true, attempt: 1 })
+  expect([...objects.keys()].sort()).toEqual([earlier, attemptKey, 'prod/j/job.json'])
+  expect(JSON.parse(objects.get(earlier) ?? '').keeper).toBe('keeper-killed')
 })
 
-test('archive again in the same keeper: its own last attempt is known, so attempt.json is not read, only written', async () => {
+test('archive again in the same keeper: the attempt after its own last one, under its own key', async () => {
   const job = newJob({ name: 'j', status: 'succeeded', finalizers: [LOGS_FINALIZER] })
   const { client } = fakeClient(job)
   noPods(client)
   const { sink, objects } = memorySink()
-  sink.read = async () => {
-    throw new Error('read')
+  expect(await archiveJob(client, sink, withVersion(job, '1'), { maxBytes: 1024, lastLines: 0 }, at, { ...by, previousAttempt: 1 })).toMatchObject({
+    done: true,
+    attempt: 2
+  })
+  expect(JSON.parse(objects.get(attemptKey) ?? '').attempt).toBe(2)
+  expect(JSON.parse(objects.get('prod/j/job.json') ?? '').savedBy.attempt).toBe(2)
+})
+
+test('archive: a store that refuses the attempt’s record fails the attempt before any log is saved (the Job stays held, tried again)', async () => {
+  const job = newJob({ name: 'j', status: 'succeeded', finalizers: [LOGS_FINALIZER] })
+  const { client, patches } = fakeClient(job)
+  noPods(client)
+  const { sink, stored } = memorySink()
+  const refusing: LogSink = {
+    ...sink,
+    open: async () => ({
+      write: async () => {
+        throw new SinkError("logs-dir 's3://logs/k': cannot upload k/prod/j/attempts/x.json to bucket 'logs': 503 ServiceUnavailable")
+      },
+      discard: async () => undefined
+    })
   }
-  expect(await archiveJob(client, sink, withVersion(job, '1'), { maxBytes: 1024, lastLines: 0 }, at, 1)).toMatchObject({ done: true, attempt: 2 })
-  expect(JSON.parse(objects.get('prod/j/attempt.json') ?? '').attempt).toBe(2)
+  const outcome = await archiveJob(client, refusing, withVersion(job, '1'), { maxBytes: 1024, lastLines: 0 }, at, by)
+  expect(outcome).toEqual({
+    done: false,
+    bytes: 0,
+    failures: ["cannot record the archive's attempt: logs-dir 's3://logs/k': cannot upload k/prod/j/attempts/x.json to bucket 'logs': 503 ServiceUnavailable"]
+  })
+  expect([stored, patches]).toEqual([[], []])
 })
 
 test('archive after logs were saved while their pods were being deleted: job.json lists those of pods gone since beside what it saves now', async () => {
@@ -185,11 +204,11 @@ test('archive after logs were saved while their pods were being deleted: job.jso
   Object.assign(client, { listWarningEvents: async () => [] })
   const { sink, objects } = memorySink()
   const earlier = [{ file: 'prod/j/j-x1/main.log', bytes: 24, truncated: false }]
-  expect(await archiveJob(client, sink, withVersion(job, '1'), { maxBytes: 1024, lastLines: 0 }, at, undefined, earlier)).toMatchObject({ done: true })
+  expect(await archiveJob(client, sink, withVersion(job, '1'), { maxBytes: 1024, lastLines: 0 }, at, by, earlier)).toMatchObject({ done: true })
   const logs = (JSON.parse(objects.get('prod/j/job.json') ?? '') as { logs: { file: string }[] }).logs
   expect(logs.map((l) => l.file)).toEqual(['j-x1/main.log']) // relative to the Job's folder
   // Positive control: without them, job.json lists no log.
   const again = memorySink()
-  expect(await archiveJob(client, again.sink, withVersion(job, '1'), { maxBytes: 1024, lastLines: 0 }, at)).toMatchObject({ done: true })
+  expect(await archiveJob(client, again.sink, withVersion(job, '1'), { maxBytes: 1024, lastLines: 0 }, at, by)).toMatchObject({ done: true })
   expect((JSON.parse(again.objects.get('prod/j/job.json') ?? '') as { logs: unknown[] }).logs).toEqual([])
 })
