@@ -16,11 +16,12 @@ import { crds, crdsDirectory } from './differential/groups/crds.ts'
 import { drift } from './differential/groups/drift.ts'
 import { fields } from './differential/groups/fields.ts'
 import { jobs } from './differential/groups/jobs.ts'
+import { sharedKeys } from './differential/groups/shared-keys.ts'
 import { hooks, ownership, pending } from './differential/groups/releases.ts'
 import { yaml } from './differential/groups/yaml.ts'
 import { lostDecoys, runScenario, startGroup, stopGroup, type DiffScenario, type GroupEnv, type Outcome, type ScenarioRun } from './differential/harness.ts'
 
-const groups = [fields, jobs, drift, admission, unserved, crds, crdsDirectory, yaml, hooks, pending, ownership]
+const groups = [fields, jobs, drift, admission, unserved, crds, crdsDirectory, yaml, hooks, pending, ownership, sharedKeys]
 const runId = randomBytes(3).toString('hex')
 const tally: { scenario: string; agrees: boolean }[] = []
 
@@ -78,14 +79,16 @@ function record(file: string, scenario: DiffScenario, run: ScenarioRun): void {
   appendFileSync(file, `${JSON.stringify(line)}\n`)
 }
 
-async function check(env: GroupEnv, scenario: DiffScenario): Promise<void> {
-  const run = await runScenario(env, scenario)
+async function check(env: GroupEnv, scenario: DiffScenario, exactRendering?: boolean): Promise<void> {
+  const run = await runScenario(env, scenario, exactRendering)
   tally.push({ scenario: scenario.name, agrees: run.agreement.agrees })
   if (process.env.DIFFERENTIAL_RECORD) record(process.env.DIFFERENTIAL_RECORD, scenario, run)
   const problems = run.agreement.agrees ? [] : [`preflight disagrees with helm upgrade: ${run.agreement.why.join('; ')}`]
   const helm = helmDidNot(scenario.helm[helmMajor()], run)
   if (helm) problems.push(`scenario: ${helm}`)
   if (run.appliedWrong) problems.push(`scenario: helm upgrade applied, but ${run.appliedWrong}`)
+  if (scenario.preRuns && run.pre?.code !== 0)
+    problems.push(`scenario: pre was to clear the Job and go on, but it ${run.pre ? `exited ${run.pre.code}` : 'did not run'}`)
   if (problems.length > 0) throw new Error(report(run, problems))
 }
 
@@ -101,7 +104,7 @@ for (const group of groups) {
     afterAll(() => stopGroup(group, env), 120_000)
 
     for (const scenario of group.scenarios) {
-      test(scenario.name, () => check(env as GroupEnv, scenario), 300_000)
+      test(scenario.name, () => check(env as GroupEnv, scenario, group.exactRendering), 300_000)
     }
   })
 }

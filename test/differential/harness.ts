@@ -48,11 +48,16 @@ export class Release {
     return file
   }
 
-  /** helm template with these values, for the pinned Kubernetes version: the file it wrote. */
-  async render(values: Values, ...flags: string[]): Promise<string> {
+  /**
+   * The release rendered with these values: by helm template for the pinned Kubernetes version, or
+   * `exactly`, by `helm upgrade --dry-run=server` (what the upgrade itself renders); the file it wrote.
+   */
+  async render(values: Values, exactly: boolean, ...flags: string[]): Promise<string> {
     const file = this.valuesFile(values)
-    const out = await helmAsync('template', this.name, this.chart, '-n', this.namespace, '-f', file, '--kube-version', pinnedKubernetesVersion(), ...flags)
-    if (out.code !== 0) throw new Error(`helm template ${this.name} failed: ${out.stderr}`)
+    const out = exactly
+      ? await helmAsync('upgrade', this.name, this.chart, '-n', this.namespace, '-f', file, '--dry-run=server', ...flags)
+      : await helmAsync('template', this.name, this.chart, '-n', this.namespace, '-f', file, '--kube-version', pinnedKubernetesVersion(), ...flags)
+    if (out.code !== 0) throw new Error(`rendering ${this.name} failed: ${out.stderr}`)
     const manifest = join(mkdtempSync(join(tmpdir(), `rendered-${this.name}-`)), 'rendered.yaml')
     writeFileSync(manifest, out.stdout)
     return manifest
@@ -96,6 +101,8 @@ export interface DiffScenario {
   firstInstall?: boolean
   /** What helm upgrade does on each set (Helm 3 on the oldest, Helm 4 on the newest), found by running it. */
   helm: Record<3 | 4, Outcome>
+  /** Preflight counts on pre to clear a Job, and pre runs and goes on (exit 0) before the upgrade. */
+  preRuns?: boolean
   /** Once helm upgrade applied: what the cluster must then hold, which shows the change was the one named (a problem, or undefined). */
   applied?: (env: GroupEnv, release: Release) => Promise<string | undefined>
 }
@@ -109,6 +116,8 @@ export interface Group {
   releases: { name: string; values: (env: GroupEnv) => Values; install?: boolean; flags?: string[] }[]
   /** Before the installs (a CRD the chart's objects need). */
   setup?: (env: GroupEnv) => Promise<void>
+  /** Its scenarios render as the upgrade renders (helm upgrade --dry-run=server), not by helm template. */
+  exactRendering?: boolean
   /** After the scenarios, before the namespaces go (cluster-scoped objects). */
   teardown?: (env: GroupEnv) => Promise<void>
   scenarios: DiffScenario[]
@@ -180,13 +189,13 @@ export interface ScenarioRun {
   appliedWrong?: string
 }
 
-export async function runScenario(env: GroupEnv, scenario: DiffScenario): Promise<ScenarioRun> {
+export async function runScenario(env: GroupEnv, scenario: DiffScenario, exactRendering = false): Promise<ScenarioRun> {
   const release = env.releases.get(scenario.release ?? [...env.releases.keys()][0])
   if (!release) throw new Error(`scenario '${scenario.name}': no release ${scenario.release} in its group`)
   await scenario.before?.(env, release)
   const change = typeof scenario.values === 'function' ? await scenario.values(env, release) : (scenario.values ?? {})
   const values = { ...release.deployed, ...change }
-  const manifest = await release.render(values, ...(scenario.firstInstall ? ['--include-crds'] : []))
+  const manifest = await release.render(values, exactRendering, ...(scenario.firstInstall ? (exactRendering ? ['--install'] : ['--include-crds']) : []))
   const preflight = await runCli(['preflight', '--manifest', manifest, '--namespace', env.ns, '--release', release.name, '--json'])
   let says: PreflightSays | undefined
   let unreadable: string | undefined
