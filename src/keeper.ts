@@ -12,8 +12,8 @@ import { apiErrorMessage } from './kube/errors.ts'
 import { JobInformer } from './kube/informer.ts'
 import type { JobRecord } from './kube/job-record.ts'
 import { loadKubeConfig } from './kube/kubeconfig.ts'
-import { ALL_NAMESPACES, KEEPER_LEASE, KEEPER_SCOPE_ANNOTATION, runIdentity, takeLeases } from './kube/lease.ts'
-import { DEFAULT_RETRY } from './kube/retry.ts'
+import { ALL_NAMESPACES, KEEPER_LEASE, KEEPER_SCOPE_ANNOTATION, RENEW_DEADLINE_MS, runIdentity, takeLeases } from './kube/lease.ts'
+import { DEFAULT_RETRY, RunCancelled } from './kube/retry.ts'
 import { archiveJob, giveUp, saveSoFar, setHold, type KeepOutcome } from './execute/keep.ts'
 import { holdEndsAt, isArchived, isHeld, keeperStep } from './plan/keeper.ts'
 import { finishedAt, isFinished } from './plan/predicates.ts'
@@ -50,6 +50,8 @@ interface Entry {
   retryMs: number
   /** This keeper's last attempt at archiving it (attempts/ records each). */
   attempt?: number
+  /** An archive was tried (whether its attempt could be recorded or not): past the hold's deadline, it may give up. */
+  tried?: boolean
   /** Logs saved while its pods were being deleted, for its archive's job.json; and for which of its pod counts they were saved. */
   earlier: SavedLogFile[]
   savedFor?: string
@@ -65,7 +67,10 @@ const jobName = (job: JobRecord): string => `${job.metadata?.namespace}/${job.me
 /** Runs the keeper until `options.signal` is aborted (0) or a watch cannot go on (1). */
 export async function runKeeper(settings: KeeperSettings, options: KeeperOptions): Promise<number> {
   const { log, signal } = options
-  const client = new KubeJobsClient(loadKubeConfig(settings.kubeconfig, settings.context, options.mask))
+  // Aborted when the Lease is lost: the requests in flight and their retries end at once, so that
+  // the keeper stops (and its pod restarts it) before its Lease can expire and another lead.
+  const leaseLost = new AbortController()
+  const client = new KubeJobsClient(loadKubeConfig(settings.kubeconfig, settings.context, options.mask), { signal: leaseLost.signal })
   const sink = await openLogSink(settings.logsTarget)
   const where = logsWhere(settings.logsTarget)
   // This process, as its Lease and each archive's job.json name it.
@@ -133,7 +138,7 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
       const remember = (outcome: KeepOutcome): void => {
         if (outcome.job && seen.get(uid)?.metadata?.resourceVersion === read) seen.set(uid, outcome.job)
       }
-      const step = keeperStep(job, new Date(), settings.holdDeadlineSeconds)
+      const step = keeperStep(job, new Date(), settings.holdDeadlineSeconds, entry.tried)
       switch (step.action) {
         case 'hold': {
           const outcome = await setHold(client, job, true)
@@ -158,6 +163,7 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
           break
         }
         case 'archive': {
+          entry.tried = true
           const outcome = await archiveJob(client, sink, job, keep, () => new Date(), { keeper: identity, previousAttempt: entry.attempt }, entry.earlier)
           entry.attempt = outcome.attempt ?? entry.attempt
           remember(outcome)
@@ -212,10 +218,19 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
     }
     metrics.oldestUnarchived.set(oldest)
   }
-  const gauges = setInterval(refreshGauges, GAUGE_EVERY_MS)
-
   let leading = false
-  const server = await serve(settings, metrics, refreshGauges, () => (leading ? (informers.every((i) => i.synced) ? 'leader' : undefined) : 'standby'))
+  let server: Server
+  try {
+    server = await serve(settings, metrics, refreshGauges, () => (leading ? (informers.every((i) => i.synced) ? 'leader' : undefined) : 'standby'))
+  } catch (e) {
+    // An address in use: the keeper exits (its pod restarts) rather than run unseen, never taking its Lease.
+    await sink.close()
+    await client.close()
+    throw new Error(`cannot serve /healthz, /readyz and /metrics on --listen ${settings.listen.host}:${settings.listen.port}: ${(e as Error).message}`, {
+      cause: e
+    })
+  }
+  const gauges = setInterval(refreshGauges, GAUGE_EVERY_MS)
   const address = server.address() as AddressInfo
   options.serving?.(`${address.address}:${address.port}`)
   log(
@@ -240,10 +255,13 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
         [KEEPER_SCOPE_ANNOTATION.selector]: settings.selector
       },
       waitSeconds: Number.POSITIVE_INFINITY,
+      // A leader that cannot renew stops before its Lease expires: the process exits 1, its pod restarts.
+      renewDeadlineMs: RENEW_DEADLINE_MS,
       info: (line) => (line.includes('still waiting') ? undefined : log(`keeper: standby, ${line}`)),
       signal,
       onLost: (warning) => {
         fatal ??= new Error(warning)
+        leaseLost.abort(new RunCancelled(`the keeper stopped leading: ${warning}`))
         stop()
       }
     }).catch((e: unknown) => {
@@ -270,7 +288,7 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
           return
         }
         seen.set(uid, job)
-        if (keeperStep(job, new Date(), settings.holdDeadlineSeconds).action !== 'none') enqueue(job)
+        if (keeperStep(job, new Date(), settings.holdDeadlineSeconds, entries.get(uid)?.tried).action !== 'none') enqueue(job)
       },
       failed: (e) => {
         fatal ??= e

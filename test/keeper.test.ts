@@ -34,6 +34,7 @@ import { createDecoys, missingDecoys, type Decoy } from './decoys.ts'
 import { keysUnder, savedJob } from './s3-objects.ts'
 import { leastPrivilegeWriter, s3As } from './s3-least-privilege.ts'
 import { startStoreProxy } from './s3-store-proxy.ts'
+import { startFaultProxy } from './faults/proxy.ts'
 
 const cli = join(import.meta.dirname, '..', 'dist', 'cli', 'job-sweeper.mjs')
 const bucket = process.env.JOB_SWEEPER_S3_BUCKET ?? ''
@@ -136,19 +137,22 @@ function releaseByHand(): CommandResult {
 afterEach(async () => {
   if (keeper && keeper.child.exitCode === null) await keeper.stop()
   keeper = undefined
-  // A test that failed half way leaves nothing held.
-  expect(releaseByHand().code).toBe(0)
-  expect(await missingDecoys(decoys)).toEqual([])
-  // No decoy was held or annotated.
-  for (const d of decoys) {
-    const job = await getJob(d.namespace, d.name)
-    expect([d.name, job?.metadata?.finalizers?.includes(LOGS_FINALIZER) ?? false, job?.metadata?.annotations?.[ARCHIVE_ANNOTATION.where]]).toEqual([
-      d.name,
-      false,
-      undefined
-    ])
+  try {
+    expect(await missingDecoys(decoys)).toEqual([])
+    // No decoy was held or annotated: read before the finalizers are removed by hand below.
+    for (const d of decoys) {
+      const job = await getJob(d.namespace, d.name)
+      expect([d.name, job?.metadata?.finalizers?.includes(LOGS_FINALIZER) ?? false, job?.metadata?.annotations?.[ARCHIVE_ANNOTATION.where]]).toEqual([
+        d.name,
+        false,
+        undefined
+      ])
+    }
+  } finally {
+    // A test that failed half way leaves nothing held.
+    expect(releaseByHand().code).toBe(0)
+    await Promise.all([deleteNamespace(ns), deleteNamespace(otherNs)])
   }
-  await Promise.all([deleteNamespace(ns), deleteNamespace(otherNs)])
 })
 
 test('a Job of its scope is held while it runs and archived as soon as it finishes (its log and job.json in the bucket, where on the Job), then released; its TTL then deletes it; one deleted before it finished is archived as it is; /healthz, /readyz and /metrics answer; SIGTERM stops it', async () => {
@@ -595,7 +599,16 @@ test('--all-namespaces: one watch of every namespace; the Jobs of its selector i
     '--s3-endpoint',
     endpoint
   ])
-  expect(keeper.output()).toContain(`keeper: Jobs matching job-sweeper.test/keeper-all=${ns} in all namespaces`)
+  // The scope line goes to stdout, "serving on" (which startKeeper awaits) to stderr: either may come first.
+  const scopeLine = `keeper: Jobs matching job-sweeper.test/keeper-all=${ns} in all namespaces`
+  const running = keeper
+  expect(
+    await eventually(
+      'the keeper to say its scope',
+      async () => running.output(),
+      (o) => o.includes(scopeLine)
+    )
+  ).toContain(scopeLine)
   await createJob({ namespace: ns, name: 'app-migrate', behaviour: 'fail', runFor: '2s', labels: mine })
   await createJob({ namespace: otherNs, name: 'app-seed', behaviour: 'succeed', runFor: '2s', labels: mine })
   const outside = await createJob({ namespace: otherNs, name: 'app-report', behaviour: 'succeed', labels: managed })
@@ -743,6 +756,72 @@ test('a store under the documented policy (PutObject, AbortMultipartUpload; no r
     asRoot.destroy()
   }
 }, 90_000)
+
+test('a --listen address already in use: the keeper exits 1 and says so, rather than run unseen without its Lease', async () => {
+  const taken = createServer()
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve))
+  const port = (taken.address() as { port: number }).port
+  try {
+    const child = spawn(
+      process.execPath,
+      [cli, 'keeper', '--namespace', ns, '--lease-namespace', otherNs, '--listen', `127.0.0.1:${port}`, '--logs-dir', `s3://${bucket}/listen-${ns}`],
+      {
+        env: { ...process.env, KUBECONFIG: testCluster().kubeconfig },
+        stdio: ['ignore', 'pipe', 'pipe']
+      }
+    )
+    let output = ''
+    child.stderr?.on('data', (c: Buffer) => (output += c.toString()))
+    child.stdout?.on('data', (c: Buffer) => (output += c.toString()))
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve))
+    expect([code, output]).toEqual([1, expect.stringContaining(`cannot serve /healthz, /readyz and /metrics on --listen 127.0.0.1:${port}: listen EADDRINUSE`)])
+    // It never led: no Lease was taken in its name.
+    expect(output).not.toContain('keeper: leading')
+  } finally {
+    await new Promise<void>((resolve) => taken.close(() => resolve()))
+  }
+}, 60_000)
+
+test('an API server answering 429 for a minute: the leading keeper stops (exit 1) before its Lease expires, rather than run on unheard; restarted, it takes the Lease again and archives', async () => {
+  const prefix = `keeper-429-${ns}`
+  const proxy = await startFaultProxy(testCluster())
+  try {
+    keeper = await startKeeper(ns, ['--logs-dir', `s3://${bucket}/${prefix}`, '--s3-endpoint', endpoint], proxy.env())
+    const first = keeper
+    await eventually(
+      'the keeper to lead',
+      async () => first.output(),
+      (o) => o.includes('keeper: leading')
+    )
+    const throttled = proxy.addRule({ fault: { kind: 'status', code: 429, retryAfterSeconds: 1 } })
+    const since = Date.now()
+    const code = await eventually(
+      'the keeper to stop',
+      async () => first.child.exitCode,
+      (c) => c !== null,
+      60_000
+    )
+    const after = Date.now() - since
+    expect([code, first.output()]).toEqual([1, expect.stringContaining('within 20s of its last renewal')])
+    // It stopped before its Lease (30 s from the last renewal) could expire and another keeper take it.
+    expect(after).toBeLessThan(30_000)
+    throttled.remove()
+
+    // Restarted (as its pod would be), through the same API server: it waits out the old Lease, then leads and archives.
+    keeper = await startKeeper(ns, ['--logs-dir', `s3://${bucket}/${prefix}`, '--s3-endpoint', endpoint], proxy.env())
+    const job = await createJob({ namespace: ns, name: 'app-migrate', behaviour: 'fail', labels: managed })
+    await eventually(
+      'the restarted keeper to archive the Job',
+      () => getJob(ns, 'app-migrate'),
+      (j) => j?.metadata?.annotations?.[ARCHIVE_ANNOTATION.state] === 'complete',
+      90_000
+    )
+    expect((await inBucket(prefix, ns, 'app-migrate')).jobFile).toMatchObject({ uid: job.metadata?.uid })
+  } finally {
+    if (keeper && keeper.child.exitCode === null) await keeper.stop()
+    await proxy.close()
+  }
+}, 200_000)
 
 test('docs/keeper.md’s command removes the keeper’s finalizer by hand (the keeper gone for good) and leaves other finalizers', async () => {
   keeper = await startKeeper(ns, ['--logs-dir', 's3://nowhere/logs', '--s3-endpoint', `http://127.0.0.1:${await closedPort()}`])

@@ -21,6 +21,8 @@ import { cancelledBy, RunCancelled } from './retry.ts'
 export const LEASE_DURATION_SECONDS = 30
 /** How long after the previous renewal settled a held Lease is renewed: three fit in one duration, as in client-go. */
 export const RENEW_EVERY_MS = 10_000
+/** A leader's renew deadline (the keeper's): two renewals' worth, and 10 s before its Lease can expire. */
+export const RENEW_DEADLINE_MS = 20_000
 // A waiting run reads the Lease this often (client-go's leader election polls too: RetryPeriod).
 const POLL_MS = 1_000
 const PROGRESS_MS = 15_000
@@ -104,6 +106,12 @@ export interface LeaseRequest {
   clock?: Clock
   /** Called once if the Lease is lost (another holder took it: this one's renewals did not come in time). */
   onLost?: (warning: string) => void
+  /**
+   * A leader's renew deadline (client-go's RenewDeadline): not renewed within this long of its last
+   * renewal, measured on this holder's own clock, the Lease counts as lost (onLost), before it can
+   * expire and another take it. Undefined: a renewal is waited for however long it takes.
+   */
+  renewDeadlineMs?: number
 }
 
 /** A Lease this run holds: renewed in the background until release() deletes it. */
@@ -118,12 +126,37 @@ export class HeldLease {
   private lost = false
   private released = false
   private readonly clock: Clock
+  /** When (this holder's clock) the Lease's last renewal was sent that the API server took: the renew deadline counts from here. */
+  private renewedAt: number
 
   constructor(request: LeaseRequest, lease: V1Lease) {
     this.request = request
     this.lease = lease
     this.clock = request.clock ?? realClock
+    this.renewedAt = this.clock.now()
     this.schedule()
+  }
+
+  private lose(warning: string): void {
+    this.lost = true
+    this.warnings.push(warning)
+    this.request.onLost?.(warning)
+  }
+
+  /** The write, or 'late' once the renew deadline passes first (the write may still settle, unheard). */
+  private async withinDeadline<T>(write: Promise<T>): Promise<T | 'late'> {
+    const deadline = this.request.renewDeadlineMs
+    if (deadline === undefined) return write
+    const stop = new AbortController()
+    const late = this.clock.sleep(Math.max(0, this.renewedAt + deadline - this.clock.now()), stop.signal, true).then(
+      () => 'late' as const,
+      () => new Promise<never>(() => undefined) // the write settled first
+    )
+    try {
+      return await Promise.race([write, late])
+    } finally {
+      stop.abort()
+    }
   }
 
   /** The next renewal, RENEW_EVERY_MS after the previous one settled (a slow one is never overlapped). */
@@ -143,28 +176,35 @@ export class HeldLease {
 
   private async renew(): Promise<void> {
     if (this.lost) return
-    const { client, namespace, holder } = this.request
+    const { client, namespace, holder, renewDeadlineMs } = this.request
+    const sentAt = this.clock.now()
+    const missed = (why: string): string =>
+      `could not renew ${this.where} within ${(renewDeadlineMs ?? 0) / 1000}s of its last renewal (${why}): stopped leading before the Lease can expire and another holder take it`
     try {
-      const renewed = await client.replaceLease(namespace, {
-        ...this.lease,
-        spec: { ...this.lease.spec, renewTime: microTime(this.clock) }
-      })
+      const renewed = await this.withinDeadline(
+        client.replaceLease(namespace, {
+          ...this.lease,
+          spec: { ...this.lease.spec, renewTime: microTime(this.clock) }
+        })
+      )
+      if (renewed === 'late') return this.released ? undefined : this.lose(missed('no answer in time'))
       if (typeof renewed !== 'string') {
         this.lease = renewed
+        this.renewedAt = sentAt
         return
       }
       const now = await client.getLease(namespace, this.request.name)
       if (now?.spec?.holderIdentity === holder) {
         this.lease = now // our own earlier write, whose answer was lost: renew from it next time
+        this.renewedAt = sentAt
         return
       }
-      this.lost = true
-      this.warnings.push(
+      this.lose(
         `lost ${this.where} to ${now?.spec?.holderIdentity ?? 'nobody (it was deleted)'}: this run could not renew it in time, so another run on the same scope may have worked beside it (every delete still carried its UID and resourceVersion preconditions)`
       )
-      this.request.onLost?.(this.warnings[this.warnings.length - 1])
     } catch (e) {
       // Transient failures were retried already; the Lease lasts 30 s, and the next renewal may work.
+      if (renewDeadlineMs !== undefined && this.clock.now() - this.renewedAt >= renewDeadlineMs && !this.released) return this.lose(missed(apiErrorMessage(e)))
       if (!this.warnings.some((w) => w.startsWith(`could not renew ${this.where}`))) this.warnings.push(`could not renew ${this.where}: ${apiErrorMessage(e)}`)
     }
   }

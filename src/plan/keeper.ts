@@ -3,7 +3,9 @@
 // logs as soon as it finishes (its pods may be gone by the time it is deleted), and holds a Job of
 // its scope with a finalizer until then, so that nothing that deletes it (the TTL controller,
 // kubectl delete, helm uninstall, a namespace's deletion) takes its logs first. A hold is bounded:
-// `holdDeadlineSeconds` after the deletion was asked, the finalizer goes, archived or not.
+// `holdDeadlineSeconds` after the deletion was asked, the finalizer goes, archived or not, but
+// never before one archive was tried (a keeper back from an outage longer than the deadline finds
+// the pods and their logs still there: the hold kept them).
 import type { JobRecord } from '../kube/job-record.ts'
 import { ALL_NAMESPACES, KEEPER_LEASE } from '../kube/lease.ts'
 import type { KeeperLease, KeeperPresence } from '../observe/keeper-lease.ts'
@@ -51,14 +53,23 @@ export function holdEndsAt(job: JobRecord, holdDeadlineSeconds: number): number 
   return asked === undefined ? undefined : asked + holdDeadlineSeconds * 1000
 }
 
-/** What the keeper does next with `job` (a Job of its scope) at `now`. */
-export function keeperStep(job: JobRecord, now: Date, holdDeadlineSeconds: number): KeeperStep {
+/**
+ * What the keeper does next with `job` (a Job of its scope) at `now`; `tried`: this keeper has
+ * tried to archive it at least once (past the hold's deadline, it gives up only then).
+ */
+export function keeperStep(job: JobRecord, now: Date, holdDeadlineSeconds: number, tried = false): KeeperStep {
   const held = isHeld(job)
   if (isArchived(job)) return held ? { action: 'release', reason: 'its logs are archived' } : { action: 'none', reason: 'its logs are archived' }
   const ends = holdEndsAt(job, holdDeadlineSeconds)
   if (ends !== undefined) {
     if (!held) return { action: 'none', reason: 'being deleted, and not held: too late to archive' }
-    if (now.getTime() >= ends) return { action: 'give-up', reason: `its deletion was asked more than ${holdDeadlineSeconds}s ago (hold-deadline)` }
+    if (now.getTime() >= ends) {
+      if (tried) return { action: 'give-up', reason: `its deletion was asked more than ${holdDeadlineSeconds}s ago (hold-deadline)` }
+      return {
+        action: 'archive',
+        reason: `its deletion was asked more than ${holdDeadlineSeconds}s ago (hold-deadline), and no archive was tried yet: one first`
+      }
+    }
     return { action: 'archive', reason: isFinished(job) ? 'finished, and being deleted' : 'being deleted before it finished: what its pods wrote' }
   }
   // Held first, finished or not: an archive that fails is tried again, and the hold keeps the Job

@@ -43,7 +43,11 @@ const cases: [string, V1Job, KeeperAction][] = [
   ['failed, archived, not held → none', archived(newJob({ name: 'j', status: 'failed' })), 'none'],
   ['failed, held, deletion asked 10 min ago (deadline 1h) → archive', deleting(held(newJob({ name: 'j', status: 'failed' })), 600), 'archive'],
   ['running, held, deleted before it finished → archive what its pods wrote', deleting(held(newJob({ name: 'j', status: 'running' })), 5), 'archive'],
-  ['failed, held, deletion asked 1h ago → give-up (the hold is bounded)', deleting(held(newJob({ name: 'j', status: 'failed' })), HOUR), 'give-up'],
+  [
+    'failed, held, deletion asked 1h ago, no archive tried (the keeper was down) → archive once first',
+    deleting(held(newJob({ name: 'j', status: 'failed' })), HOUR),
+    'archive'
+  ],
   ['failed, not held, being deleted → none (too late to hold)', deleting(newJob({ name: 'j', status: 'failed' }), 5), 'none'],
   [
     'archived, held, being deleted past the deadline → release (archived: not a give-up)',
@@ -54,6 +58,13 @@ const cases: [string, V1Job, KeeperAction][] = [
 
 test.each(cases)('%s', (_name, job, action) => {
   expect(keeperStep(job, NOW, HOUR).action).toBe(action)
+})
+
+test('past the hold’s deadline: give up only once an archive was tried; before the deadline, an archive tried changes nothing', () => {
+  const late = deleting(held(newJob({ name: 'j', status: 'failed' })), HOUR)
+  expect(keeperStep(late, NOW, HOUR, true)).toEqual({ action: 'give-up', reason: 'its deletion was asked more than 3600s ago (hold-deadline)' })
+  expect(keeperStep(late, NOW, HOUR, false)).toMatchObject({ action: 'archive', reason: expect.stringContaining('no archive was tried yet: one first') })
+  expect(keeperStep(deleting(held(newJob({ name: 'j', status: 'failed' })), 600), NOW, HOUR, true).action).toBe('archive')
 })
 
 test('the hold ends hold-deadline after the deletion was asked; a Job not being deleted has no end', () => {

@@ -1,7 +1,7 @@
 // The Lease's name, its holder and its expiry: pure rules, no cluster.
 import { jest } from '@jest/globals'
 import type { V1Lease } from '@kubernetes/client-node'
-import { HeldLease, isExpired, LEASE_DURATION_SECONDS, leaseName, RENEW_EVERY_MS, runIdentity, scopeKey } from '../../src/kube/lease.ts'
+import { HeldLease, isExpired, LEASE_DURATION_SECONDS, leaseName, RENEW_DEADLINE_MS, RENEW_EVERY_MS, runIdentity, scopeKey } from '../../src/kube/lease.ts'
 import type { ClusterObjects } from '../../src/kube/objects.ts'
 
 describe('leaseName', () => {
@@ -100,6 +100,46 @@ describe('HeldLease: renewals never overlap, and a failed release warns', () => 
     expect(held.warnings).toEqual([])
     await jest.advanceTimersByTimeAsync(60_000) // released: no renewal after it
     expect(fake.calls).toHaveLength(3)
+  })
+
+  test('a leader’s renew deadline: a renewal with no answer (an API server answering 429 for a minute) loses the Lease 20 s after the last renewal, before it can expire; without a deadline it waits', async () => {
+    const hanging = { ...fakeLeases(0).client, replaceLease: () => new Promise<never>(() => undefined) } as unknown as ClusterObjects
+    const lost: string[] = []
+    const leader = new HeldLease({ ...request(hanging), renewDeadlineMs: RENEW_DEADLINE_MS, onLost: (w) => lost.push(w) }, fakeLeases(0).lease)
+    const follower = new HeldLease({ ...request(hanging), onLost: (w) => lost.push(`no deadline: ${w}`) }, fakeLeases(0).lease)
+    await jest.advanceTimersByTimeAsync(RENEW_DEADLINE_MS - 1)
+    expect(lost).toEqual([])
+    await jest.advanceTimersByTimeAsync(1)
+    expect(lost).toEqual([
+      'could not renew Lease ns/l within 20s of its last renewal (no answer in time): stopped leading before the Lease can expire and another holder take it'
+    ])
+    expect(RENEW_DEADLINE_MS).toBeLessThan(LEASE_DURATION_SECONDS * 1000)
+    await jest.advanceTimersByTimeAsync(120_000)
+    expect(lost).toHaveLength(1) // once; and the one without a deadline never
+    void leader
+    void follower
+  })
+
+  test('a leader’s renew deadline: renewals that fail at once warn first, and lose the Lease at the first failure past the deadline; one that works in time keeps it', async () => {
+    const fake = fakeLeases(0)
+    let fail = true
+    const flaky = {
+      ...fake.client,
+      replaceLease: (ns: string, l: V1Lease) => (fail ? Promise.reject(new Error('429 Too Many Requests')) : fake.client.replaceLease(ns, l))
+    } as unknown as ClusterObjects
+    const lost: string[] = []
+    const held = new HeldLease({ ...request(flaky), renewDeadlineMs: RENEW_DEADLINE_MS, onLost: (w) => lost.push(w) }, fake.lease)
+    await jest.advanceTimersByTimeAsync(RENEW_EVERY_MS) // the first renewal fails: 10 s since the last
+    expect([lost, held.warnings]).toEqual([[], ['could not renew Lease ns/l: 429 Too Many Requests']])
+    fail = false
+    await jest.advanceTimersByTimeAsync(RENEW_EVERY_MS) // the second works: the deadline counts from it
+    fail = true
+    await jest.advanceTimersByTimeAsync(RENEW_EVERY_MS + 100) // 10 s after it: a failure, still in time
+    expect(lost).toEqual([])
+    await jest.advanceTimersByTimeAsync(RENEW_EVERY_MS) // 20 s after it: past the deadline
+    expect(lost).toEqual([
+      'could not renew Lease ns/l within 20s of its last renewal (429 Too Many Requests): stopped leading before the Lease can expire and another holder take it'
+    ])
   })
 
   test('a release the API server keeps refusing warns, saying what failed and when the Lease expires', async () => {
