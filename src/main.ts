@@ -1,5 +1,6 @@
 // The action's step (main or post): settings → observe → plan → execute → report, for the phase
 // at hand. The only place that turns an error into core.setFailed.
+import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import * as core from '@actions/core'
 import * as github from '@actions/github'
@@ -27,6 +28,18 @@ export const STATE = {
   /** `completed` once the main step's pre phase succeeded: only then does the post step run. */
   prePhase: 'pre-phase'
 } as const
+
+/**
+ * The variable a post phase exports to the job's later steps (GITHUB_ENV) for its scope: a
+ * two-step setup runs `phase: post` as a step of its own, and the pre step's post step, which the
+ * runner runs at the job's end with the pre step's inputs, then leaves the post phase to it rather
+ * than run it a second time over it (its TTLs, its wait, its summary).
+ */
+export function postRanVariable(settings: Pick<Settings, 'namespace' | 'context' | 'scope'>): string {
+  const { release, manifest, selector, jobs } = settings.scope
+  const key = JSON.stringify([settings.context ?? '', settings.namespace ?? '', release ?? '', manifest ?? '', selector ?? '', [...(jobs ?? [])].sort()])
+  return `JOB_SWEEPER_POST_RAN_${createHash('sha256').update(key).digest('hex').slice(0, 16).toUpperCase()}`
+}
 
 /**
  * Registers a secret with the runner, and with the run's own masker (for what the runner does
@@ -80,6 +93,13 @@ export async function actionStep(): Promise<void> {
     const settings = readSettings()
     const phase: Phase = isPost ? 'post' : settings.phase
     phaseName = phase
+    const postRan = postRanVariable(settings)
+    if (isPost && process.env[postRan]) {
+      core.info(
+        `job-sweeper post step: a phase: post step of this job ran the post phase for the same scope already (${process.env[postRan]}), so there is nothing to do`
+      )
+      return
+    }
     await checkLogs(settings, mask)
     if (phase === 'preflight') return await preflightAction(settings, { console: actionsConsole, mask, signal })
     // Outside GitHub Actions no runner masks the log: what job-sweeper writes is redacted itself.
@@ -100,6 +120,8 @@ export async function actionStep(): Promise<void> {
     // The post step gives the upgrade's Jobs their TTLs after a pre phase that did its work, even
     // when its report could not be written.
     if (succeeded && !isPost && phase === 'pre') core.saveState(STATE.prePhase, 'completed')
+    // Ran, whatever its outcome: the pre step's post step (at the job's end) does not run it again.
+    if (phase === 'post' && !isPost && process.env.GITHUB_ENV) core.exportVariable(postRan, process.env.GITHUB_ACTION || 'a phase: post step')
     if (result.errors.length > 0) core.setFailed(result.errors.join('\n'))
   } catch (e) {
     // An exec plugin's failure is its standard error, which may quote its args or env.

@@ -1,7 +1,7 @@
 // Runs the bundled action (node dist/index.js) the way the GitHub runner does: inputs as INPUT_*
 // variables (every input action.yml declares, with its default where none is given), and
-// GITHUB_OUTPUT, GITHUB_STEP_SUMMARY and GITHUB_STATE files; the post step gets the main step's
-// saved state as STATE_* variables. test/act.test.ts checks this reading against nektos/act.
+// GITHUB_OUTPUT, GITHUB_STEP_SUMMARY, GITHUB_STATE and GITHUB_ENV files; the post step gets the main
+// step's saved state as STATE_* variables, and a later step what an earlier one exported (env). test/act.test.ts checks this reading against nektos/act.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -29,6 +29,8 @@ export interface ActionRun {
   summary: string
   /** What the step saved with core.saveState. */
   state: Record<string, string>
+  /** What the step exported to the job's later steps (core.exportVariable: GITHUB_ENV). */
+  exported: Record<string, string>
   /** With `signal`: milliseconds from the signal to the process's exit (undefined: never sent). */
   exitedAfterSignalMs?: number
 }
@@ -79,7 +81,12 @@ export async function runAction(
   options: { post?: ActionRun; env?: Record<string, string>; signal?: SignalMidRun; onOutput?: (text: string) => void } = {}
 ): Promise<ActionRun> {
   const dir = mkdtempSync(join(tmpdir(), 'job-sweeper-step-'))
-  const files = { GITHUB_OUTPUT: join(dir, 'output'), GITHUB_STEP_SUMMARY: join(dir, 'summary'), GITHUB_STATE: join(dir, 'state') }
+  const files = {
+    GITHUB_OUTPUT: join(dir, 'output'),
+    GITHUB_STEP_SUMMARY: join(dir, 'summary'),
+    GITHUB_STATE: join(dir, 'state'),
+    GITHUB_ENV: join(dir, 'env')
+  }
   for (const f of Object.values(files)) writeFileSync(f, '')
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',
@@ -105,7 +112,8 @@ export async function runAction(
     stderr,
     outputs: parseFileCommands(readFileSync(files.GITHUB_OUTPUT, 'utf8')),
     summary: readFileSync(files.GITHUB_STEP_SUMMARY, 'utf8'),
-    state: parseFileCommands(readFileSync(files.GITHUB_STATE, 'utf8'))
+    state: parseFileCommands(readFileSync(files.GITHUB_STATE, 'utf8')),
+    exported: parseFileCommands(readFileSync(files.GITHUB_ENV, 'utf8'))
   }
 }
 

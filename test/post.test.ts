@@ -70,6 +70,34 @@ test('one step: main prunes before the upgrade, post gives the new Jobs TTLs by 
   expect((await getJob(ns, `${release}-seed`))?.metadata?.uid).toBe(seed?.metadata?.uid)
 })
 
+test('two steps (phase: pre, then phase: post): the pre step’s own post step leaves the post phase to the explicit step that ran it (its TTLs stay, no second summary); without that step it runs post itself', async () => {
+  expect(helmChart('install', ns, { hookJob: false }, '--wait', '--wait-for-jobs').code).toBe(0)
+  const preInputs = { phase: 'pre', release, namespace: ns }
+  const pre = await runAction(preInputs)
+  expect(pre.code).toBe(0)
+  expect(pre.state).toMatchObject({ 'pre-phase': 'completed' }) // the runner will run this step's post at the job's end
+  expect(helmChart('upgrade', ns, { hookJob: false, migrationVersion: '2' }).code).toBe(0)
+  await waitForJobCondition(ns, `${release}-migrate`, 'Complete')
+
+  const explicit = await runAction({ phase: 'post', release, namespace: ns, ttl: '2h' })
+  expect(explicit.code).toBe(0)
+  expect((await getJob(ns, `${release}-migrate`))?.spec?.ttlSecondsAfterFinished).toBe(7200)
+  const exported = Object.keys(explicit.exported).filter((k) => k.startsWith('JOB_SWEEPER_POST_RAN_'))
+  expect(exported).toHaveLength(1)
+
+  // The job's end: the pre step's post step, with the pre step's inputs (ttl 1h by default), and what the explicit step exported.
+  const atEnd = await runAction(preInputs, { post: pre, env: explicit.exported })
+  expect(atEnd.code).toBe(0)
+  expect(atEnd.stdout).toContain('a phase: post step of this job ran the post phase for the same scope already')
+  expect([atEnd.summary, atEnd.outputs['ttl-set-count']]).toEqual(['', undefined])
+  expect((await getJob(ns, `${release}-migrate`))?.spec?.ttlSecondsAfterFinished).toBe(7200)
+
+  // Control: a job without the explicit post step (or one whose post step never ran): the pre step's post step runs post.
+  const alone = await runAction(preInputs, { post: pre })
+  expect(alone.code).toBe(0)
+  expect(alone.outputs['ttl-set-count']).toBe('1')
+  expect((await getJob(ns, `${release}-migrate`))?.spec?.ttlSecondsAfterFinished).toBe(3600)
+})
 test('the post step does nothing when the main step did not complete the pre phase', async () => {
   const main = await runAction({ release, namespace: ns, 'wait-timeout': 'soon' })
   expect(main.code).toBe(1)
