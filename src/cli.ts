@@ -30,8 +30,18 @@ const stderrConsole: Console = {
   }
 }
 
+/**
+ * With --json, standard output holds one JSON object whatever happens: a run that fails before it
+ * has a result (bad usage, a cluster that does not answer, a Lease never freed) says so in the
+ * same shape, `errors` naming why, so that a pipeline reading it (`pre.json`) never reads nothing.
+ */
+const failureJson = (phase: string, message: string, cancelled: string | false = false): string =>
+  `${JSON.stringify({ phase, errors: [message], warnings: [], cancelled }, null, 2)}\n`
+
 async function main(argv: string[]): Promise<number> {
   if (argv[0] === 'keeper') return keeperMain(argv.slice(1))
+  // Known before the command line is parsed, for a usage error's JSON.
+  const wantsJson = argv.includes('--json')
   let command: Extract<Command, { kind: 'run' }>
   let settings: Settings
   try {
@@ -47,6 +57,7 @@ async function main(argv: string[]): Promise<number> {
   } catch (e) {
     if (e instanceof UsageError || e instanceof SettingsError) {
       process.stderr.write(`job-sweeper: ${e.message}\nRun 'job-sweeper --help' for usage.\n`)
+      if (wantsJson) out(failureJson(argv[0] ?? '', redact(e.message)))
       return 2
     }
     throw e
@@ -55,9 +66,12 @@ async function main(argv: string[]): Promise<number> {
   signal.addEventListener('abort', () =>
     err(`job-sweeper: ${(signal.reason as Error).message}: no new delete, wait or TTL patch starts; releasing the Lease\n`)
   )
+  // Whether the run's own JSON (or text) went out: a failure after it adds none.
+  let printed = false
+  const print = (text: string): boolean => ((printed = true), out(text))
   try {
     if (command.phase === 'preflight')
-      return await preflightCli(settings, command.json, out, { console: stderrConsole, mask: (secret) => secretMasker.add(secret), signal })
+      return await preflightCli(settings, command.json, print, { console: stderrConsole, mask: (secret) => secretMasker.add(secret), signal })
     // Redacted before the report file is written too (standard output and error are redacted anyway).
     const result = redactResult(await phaseOnCluster(command.phase, settings, { console: stderrConsole, mask: (secret) => secretMasker.add(secret), signal }))
     const reportFile = await writeReportFile(result, settings.logsDir).catch((e: unknown) => {
@@ -87,19 +101,19 @@ async function main(argv: string[]): Promise<number> {
         cancelled: result.cancelled ?? false,
         'api-requests': result.apiRequests
       }
-      out(`${JSON.stringify(json, null, 2)}\n`)
+      print(`${JSON.stringify(json, null, 2)}\n`)
     } else {
-      out(renderText(summary))
+      print(renderText(summary))
       out(`\nLogs: ${logsWhere(settings.logsTarget)}\nReport: ${reportFile ?? 'not written'}\n`)
     }
     return result.errors.length > 0 ? 1 : 0
   } catch (e) {
     // An exec plugin's failure is its standard error, which may quote its args or env.
     err(`job-sweeper: ${apiErrorMessage(e)}\n`)
-    // Cancelled before there was anything to report (waiting for the Lease): --json still says so.
-    if (e instanceof RunCancelled && command.json) {
-      const message = redact(e.message)
-      out(`${JSON.stringify({ phase: command.phase, errors: [message], warnings: [], cancelled: message }, null, 2)}\n`)
+    // Failed or cancelled before there was anything to report (the cluster unreachable, waiting for the Lease): --json still says so.
+    if (command.json && !printed) {
+      const message = redact(apiErrorMessage(e))
+      out(failureJson(command.phase, message, e instanceof RunCancelled ? message : false))
     }
     // A kubeconfig that does not load, or an unknown context, is found as it is loaded (still
     // before the cluster is read): bad usage too.

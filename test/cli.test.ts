@@ -35,6 +35,14 @@ describe('usage', () => {
     expect(run.stdout).toBe('')
   })
 
+  test('--json always prints one JSON object: bad usage (exit 2) says why in errors; without --json nothing goes to standard output', async () => {
+    const run = await jobSweeper('pre', '--release', 'x', '--json', '--frobnicate', '1')
+    expect(run.code).toBe(2)
+    expect(JSON.parse(run.stdout)).toEqual({ phase: 'pre', errors: [expect.stringContaining("Unknown option '--frobnicate'")], warnings: [], cancelled: false })
+    const bad = await jobSweeper('post', '--release', 'x', '--failure-grace', '3 days', '--json')
+    expect(JSON.parse(bad.stdout)).toMatchObject({ phase: 'post', errors: [expect.stringContaining("Invalid failure-grace '3 days'")] })
+  })
+
   test('a bad value gets the same message from the CLI as from the action', async () => {
     const run = await jobSweeper('post', '--release', 'x', '--failure-grace', '3 days')
     const action = await runAction({ phase: 'post', release: 'x', 'failure-grace': '3 days' })
@@ -74,6 +82,17 @@ describe('against the cluster', () => {
     expect(names(postJson['ttl-set'])).toEqual([`${release}-migrate`, `${release}-seed`])
     expect(postJson.errors).toEqual([`Job ${ns}/${release}-seed failed; kept for failure-grace 2d so it can be inspected`])
     expect((await getJob(ns, `${release}-seed`))?.spec?.ttlSecondsAfterFinished).toBe(172800)
+  })
+
+  test('--json when the run fails before it has a result (a namespace that does not exist): one JSON object naming why, exit 1', async () => {
+    const run = await jobSweeper('pre', '--release', release, '--namespace', `${ns}-missing`, '--json')
+    expect(run.code).toBe(1)
+    expect(JSON.parse(run.stdout)).toEqual({
+      phase: 'pre',
+      errors: [expect.stringContaining(`namespace '${ns}-missing' does not exist`)],
+      warnings: [],
+      cancelled: false
+    })
   })
 
   test('without --json: a readable table on standard output, progress on standard error', async () => {
