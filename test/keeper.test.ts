@@ -823,6 +823,41 @@ test('an API server answering 429 for a minute: the leading keeper stops (exit 1
   }
 }, 200_000)
 
+test('a pod someone labelled with a Job’s uid, not created by its Job: not one of the Job’s pods, nothing of it archived with the Job’s logs', async () => {
+  const prefix = `keeper-planted-${ns}`
+  // Planted once the Job finished: while it runs, the Job controller adopts a pod its selector
+  // matches (it becomes the Job's, ownerReference and all); a finished Job adopts none.
+  const job = await createJob({ namespace: ns, name: 'app-migrate', behaviour: 'fail', labels: managed })
+  const uid = job.metadata?.uid ?? ''
+  await waitForJobCondition(ns, 'app-migrate', 'Failed')
+  await coreApi().createNamespacedPod({
+    namespace: ns,
+    body: {
+      metadata: { name: 'planted', labels: { 'batch.kubernetes.io/controller-uid': uid, 'controller-uid': uid, 'job-name': 'app-migrate' } },
+      // It runs, as the Job's pods do (on the kwok node): its log could be read.
+      spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'example.invalid/planted:1' }] }
+    }
+  })
+  await eventually(
+    'the planted pod to run',
+    async () => (await coreApi().readNamespacedPod({ namespace: ns, name: 'planted' })).status?.phase,
+    (phase) => phase !== undefined && phase !== 'Pending'
+  )
+  const planted = await coreApi().readNamespacedPod({ namespace: ns, name: 'planted' })
+  expect(planted.metadata?.ownerReferences ?? []).toEqual([]) // not adopted: not the Job's
+  keeper = await startKeeper(ns, ['--logs-dir', `s3://${bucket}/${prefix}`, '--s3-endpoint', endpoint])
+  await eventually(
+    'the Job archived',
+    () => getJob(ns, 'app-migrate'),
+    (j) => j?.metadata?.annotations?.[ARCHIVE_ANNOTATION.state] !== undefined,
+    60_000
+  )
+  const saved = await inBucket(prefix, ns, 'app-migrate')
+  expect(saved.keys.some((k) => k.endsWith('/main.log'))).toBe(true) // control: the Job's own pod's log
+  expect(saved.keys.filter((k) => k.includes('/planted/'))).toEqual([])
+  expect(JSON.stringify(saved.jobFile)).not.toContain('planted')
+}, 90_000)
+
 test('docs/keeper.md’s command removes the keeper’s finalizer by hand (the keeper gone for good) and leaves other finalizers', async () => {
   keeper = await startKeeper(ns, ['--logs-dir', 's3://nowhere/logs', '--s3-endpoint', `http://127.0.0.1:${await closedPort()}`])
   await createJob({ namespace: ns, name: 'app-migrate', behaviour: 'fail', labels: managed })

@@ -100,6 +100,15 @@ export function graceAfter(signal: AbortSignal | undefined, ms: number): { signa
   }
 }
 
+/**
+ * The uid of the Job a pod's controller ownerReference names. The Job controller sets it on every
+ * pod it creates; the controller-uid label alone, which anyone who may create pods can set, does
+ * not make a pod the Job's (its log would be saved as one of the Job's).
+ */
+export function controllerUid(pod: V1Pod): string | undefined {
+  return pod.metadata?.ownerReferences?.find((r) => r.controller === true && r.kind === 'Job' && r.apiVersion === 'batch/v1')?.uid
+}
+
 export class KubeJobsClient implements JobsClient {
   readonly defaultNamespace: string
   private readonly rest: Rest
@@ -349,13 +358,15 @@ export class KubeJobsClient implements JobsClient {
       this.call(`list the pods of Job uid ${jobUid}`, () =>
         this.send<{ items: V1Pod[] }>('GET', `/api/v1/namespaces/${seg(namespace)}/pods`, { query: { labelSelector, ...version } })
       ).then((l) => l.items ?? [])
-    const pods = await list(`batch.kubernetes.io/controller-uid=${jobUid}`)
+    const owned = (pods: V1Pod[]): V1Pod[] => pods.filter((p) => controllerUid(p) === jobUid)
+    const pods = owned(await list(`batch.kubernetes.io/controller-uid=${jobUid}`))
     // Jobs created before Kubernetes 1.27 label their pods with the legacy key only.
-    return pods.length > 0 ? pods : list(`controller-uid=${jobUid}`)
+    return pods.length > 0 ? pods : owned(await list(`controller-uid=${jobUid}`))
   }
 
   async listPodsOfJobs(namespace: string, jobUids: string[]): Promise<V1Pod[]> {
     const pods: V1Pod[] = []
+    const uids = new Set(jobUids)
     // A selector of 50 UIDs is about 2 KB: well within any proxy's limit on a URL.
     for (let i = 0; i < jobUids.length; i += PODS_LIST_UIDS) {
       const labelSelector = `batch.kubernetes.io/controller-uid in (${jobUids.slice(i, i + PODS_LIST_UIDS).join(',')})`
@@ -366,7 +377,7 @@ export class KubeJobsClient implements JobsClient {
             query: { labelSelector, limit: this.options.pageSize, continue: _continue }
           })
         )
-        pods.push(...(page.items ?? []))
+        pods.push(...(page.items ?? []).filter((p) => uids.has(controllerUid(p) ?? '')))
         _continue = page.metadata?.continue || undefined
       } while (_continue)
     }
