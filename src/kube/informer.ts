@@ -52,6 +52,7 @@ interface Tracked {
 
 /** Where observeAll() hands what it sees. */
 export interface JobListener {
+  /** A change; after a relist, a Job gone meanwhile comes as DELETED with its metadata only (uid, namespace, name). */
   change(type: 'ADDED' | 'MODIFIED' | 'DELETED', job: JobRecord): void
   failed(error: Error): void
 }
@@ -75,6 +76,12 @@ export class JobInformer {
   private lastError: unknown
   /** observeAll(): every Job's changes go there, and the failure that ends the watch. */
   private listener: JobListener | undefined
+  /**
+   * observeAll(): the Jobs the listener was told of and not of their deletion (uid → where), so
+   * that a relist tells it of those gone meanwhile: a watch resumed after 410 Gone sees no DELETED
+   * event of a Job deleted during the gap.
+   */
+  private readonly known = new Map<string, { namespace?: string; name?: string }>()
   private listed = false
 
   private readonly client: JobsClient
@@ -260,7 +267,13 @@ export class JobInformer {
     for (const [name, t] of this.tracked) this.update(t, byName.get(name))
     this.resourceVersion = listing.resourceVersion
     if (this.listener) {
-      for (const job of listing.jobs) this.listener.change('ADDED', job)
+      const listed = new Set(listing.jobs.map((j) => j.metadata?.uid ?? ''))
+      for (const [uid, where] of this.known) {
+        if (listed.has(uid)) continue
+        this.known.delete(uid)
+        this.listener.change('DELETED', { metadata: { uid, ...where } })
+      }
+      for (const job of listing.jobs) this.tell('ADDED', job)
       this.listed = true
     }
   }
@@ -287,11 +300,20 @@ export class JobInformer {
     // A run's wait follows a few Jobs of a busy namespace: the others' events are not decoded.
     if (!t && !this.listener) return
     const job = toJobRecord(object as V1Job)
-    if (this.listener && (type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED')) this.listener.change(type, job)
+    if (type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED') this.tell(type, job)
     if (!t) return
     if (type === 'DELETED') {
       if (job.metadata?.uid === t.uid) this.update(t, undefined)
     } else this.update(t, job)
+  }
+
+  /** Hands a change to observeAll's listener, and keeps what it knows. */
+  private tell(type: 'ADDED' | 'MODIFIED' | 'DELETED', job: JobRecord): void {
+    if (!this.listener) return
+    const uid = job.metadata?.uid ?? ''
+    if (type === 'DELETED') this.known.delete(uid)
+    else this.known.set(uid, { namespace: job.metadata?.namespace, name: job.metadata?.name })
+    this.listener.change(type, job)
   }
 
   private update(t: Tracked, job: JobRecord | undefined): void {

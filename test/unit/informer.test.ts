@@ -85,6 +85,32 @@ test('positive control: an ERROR event with 410 Gone relists and watches on, and
   expect([fake.watches(), fake.lists()]).toEqual([2, 1])
 })
 
+test('observeAll: a relist after 410 Gone tells the listener of the Jobs deleted during the gap (DELETED, by uid), and not of those still there', async () => {
+  const a = toJobRecord(newJob({ name: 'a', status: 'failed' }))
+  const b = toJobRecord(newJob({ name: 'b', status: 'failed' }))
+  let lists = 0
+  let watches = 0
+  const client = {
+    listJobs: async () => ({ jobs: ++lists === 1 ? [a, b] : [a], resourceVersion: `${100 + lists}` }),
+    watchJobs: async (_ns: string, _rv: string, handler: WatchHandler, done: (error: unknown) => void) => {
+      // The first watch is too old at once (b is deleted meanwhile, its event never seen); the second stays quiet.
+      if (++watches === 1)
+        setTimeout(() => {
+          handler('ERROR', status(410, 'too old resource version: 101 (150)'))
+          done(null)
+        }, 5)
+      return { abort: () => done(new DOMException('aborted', 'AbortError')) }
+    }
+  } as unknown as JobsClient
+  const informer = new JobInformer(client, 'prod', '', FAST)
+  const changes: string[] = []
+  informer.observeAll({ change: (type, job) => changes.push(`${type} ${job.metadata?.name} ${job.metadata?.uid}`), failed: () => undefined })
+  const deadline = Date.now() + 5_000
+  while (lists < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5))
+  informer.stop()
+  expect(changes).toEqual(['ADDED a uid-a', 'ADDED b uid-b', 'DELETED b uid-b', 'ADDED a uid-a'])
+})
+
 test('a watch the server never answers (no headers before the deadline) fails within the retry budget: cluster unreachable', async () => {
   const fake = fakeClient((_, __, done) => setTimeout(() => done(new NoAnswer('no answer to the watch of Jobs in namespace prod within 30s')), 50))
   const started = Date.now()
