@@ -170,6 +170,8 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
           if (outcome.done) {
             metrics.archived.inc()
             metrics.bytes.inc(outcome.bytes ?? 0)
+            const finished = finishedAt(job)
+            if (finished) metrics.finishToArchive.observe(Math.max(0, (Date.now() - finished.getTime()) / 1000))
             entry.failures = []
             entry.retryMs = RETRY_MIN_MS
             log(`archived ${jobName(job)} (${step.reason}): ${outcome.bytes ?? 0} bytes of logs to ${where}`)
@@ -274,6 +276,7 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
   for (const warning of leases?.warnings ?? []) log(`keeper: ${warning}`)
   if (leases) {
     leading = true
+    metrics.leader.set(1)
     log('keeper: leading')
   }
 

@@ -221,7 +221,13 @@ test('a Job of its scope is held while it runs and archived as soon as it finish
   const metrics = (await get(keeper, '/metrics')).text
   expect(metrics).toMatch(/^job_sweeper_keeper_jobs_archived_total 2$/m)
   expect(metrics).toMatch(/^job_sweeper_keeper_holds_total 2$/m)
-  expect(metrics).toMatch(/^job_sweeper_keeper_oldest_unarchived_seconds /m)
+  expect(metrics).toMatch(/^job_sweeper_keeper_archived_log_bytes_total [1-9]\d*$/m)
+  expect(metrics).toMatch(/^job_sweeper_keeper_leader 1$/m)
+  // Both archived: none waits, and one finished before its archive (the worker was deleted running).
+  expect(metrics).toMatch(/^job_sweeper_keeper_oldest_unarchived_seconds 0$/m)
+  expect(metrics).toMatch(/^job_sweeper_keeper_finish_to_archive_seconds_count 1$/m)
+  // The process's metrics under their standard names.
+  expect(metrics).toMatch(/^process_cpu_seconds_total \d/m)
   expect(await keeper.stop()).toBe(0)
   expect(keeper.output()).toContain('keeper: stopped')
 }, 120_000)

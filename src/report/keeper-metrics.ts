@@ -1,7 +1,10 @@
 // The keeper's Prometheus metrics (prom-client), on /metrics as Kubernetes controllers expose
-// theirs: what it archived, what failed and why, its queue, and how long the oldest finished Job
-// has waited for its archive (the figure to alert on: the store is down, or the keeper behind).
-import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client'
+// theirs, named as Prometheus' conventions say (the unit, then `_total` for a counter): what it
+// archived, what failed and why, its queue, whether it leads, how long a Job waits from its finish
+// to its archive, and how long the oldest finished Job has waited (the figure to alert on: the
+// store is down, or the keeper behind). The process's own metrics keep their standard names
+// (`process_cpu_seconds_total`, `nodejs_…`), which dashboards and alerts expect.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 
 export class KeeperMetrics {
   readonly registry = new Registry()
@@ -10,10 +13,10 @@ export class KeeperMetrics {
     help: 'Jobs whose logs and job.json were archived',
     registers: [this.registry]
   })
-  readonly bytes = new Counter({ name: 'job_sweeper_keeper_log_bytes_archived_total', help: 'Bytes of logs archived', registers: [this.registry] })
+  readonly bytes = new Counter({ name: 'job_sweeper_keeper_archived_log_bytes_total', help: 'Bytes of logs archived', registers: [this.registry] })
   readonly failures = new Counter({
     name: 'job_sweeper_keeper_archive_failures_total',
-    help: 'Archives that did not complete, by reason: read (a log the API server did not serve), store (the sink refused), api (a Job request)',
+    help: 'Archives that did not complete, by reason: read (a log the API server did not serve), store (the store refused or did not answer a write), api (a request about the Job or its pods)',
     labelNames: ['reason'],
     registers: [this.registry]
   })
@@ -39,14 +42,30 @@ export class KeeperMetrics {
     registers: [this.registry]
   })
 
+  readonly leader = new Gauge({
+    name: 'job_sweeper_keeper_leader',
+    help: '1 while this keeper holds its Lease and works, 0 while it stands by',
+    registers: [this.registry]
+  })
+  readonly finishToArchive = new Histogram({
+    name: 'job_sweeper_keeper_finish_to_archive_seconds',
+    help: 'Seconds from a Job’s finish to its archive’s completion',
+    buckets: [1, 2, 5, 10, 30, 60, 120, 300, 900, 3600],
+    registers: [this.registry]
+  })
+
   constructor() {
-    collectDefaultMetrics({ register: this.registry, prefix: 'job_sweeper_keeper_' })
+    collectDefaultMetrics({ register: this.registry })
   }
 }
 
-/** Which failure counter a harvest failure line goes to (logs.ts words them). */
+/**
+ * Which failure counter a harvest failure line goes to (logs.ts and job-file.ts word them; a
+ * store's refusal is its SinkError's words: a bucket's `logs-dir '…': cannot upload …`, a
+ * directory's `cannot write …`, whatever was being saved).
+ */
 export function failureReason(line: string): 'store' | 'read' | 'api' {
-  if (/^cannot save job\.json|^cannot record the archive|refused|cannot write/.test(line)) return 'store'
-  if (/^cannot save the log|^cannot note/.test(line)) return 'read'
+  if (/^cannot save job\.json|^cannot record the archive|^cannot note|logs-dir '[^']*': cannot upload|: cannot write /.test(line)) return 'store'
+  if (/^cannot save the log/.test(line)) return 'read'
   return 'api'
 }

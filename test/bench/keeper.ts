@@ -149,7 +149,7 @@ export async function benchKeeper(cluster: Cluster, n: number, log: (line: strin
       peakRssMb,
       cpu,
       requests: metric('job_sweeper_keeper_api_requests_total'),
-      bytes: metric('job_sweeper_keeper_log_bytes_archived_total')
+      bytes: metric('job_sweeper_keeper_archived_log_bytes_total')
     }
     log(`keeper: ${n} Jobs archived in ${(wallMs / 1000).toFixed(1)} s`)
 
