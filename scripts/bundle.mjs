@@ -61,6 +61,8 @@ const options = {
   legalComments: 'none',
   banner: { js: banner },
   plugins: [builtinsByRequire, clientNodeWithoutSideEffects],
+  // The CLI's --version: the package's own, fixed at build time.
+  define: { 'process.env.JOB_SWEEPER_VERSION': JSON.stringify(JSON.parse(readFileSync(join(top, 'package.json'), 'utf8')).version) },
   logLevel: 'warning'
 }
 

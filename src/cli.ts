@@ -1,7 +1,7 @@
 // The job-sweeper CLI, for GitLab, Bitbucket Pipelines, Jenkins or a terminal: the action's
 // engine with flags for inputs. Exit codes: 0 done, 1 failed, 2 bad usage.
 import { runCancellation } from './cancel.ts'
-import { parseCommandLine, usage, UsageError, type Command } from './cli/args.ts'
+import { inCliWords, parseCommandLine, usage, UsageError, VERSION, type Command } from './cli/args.ts'
 import { keeperMain } from './cli/keeper.ts'
 import { apiErrorMessage } from './kube/errors.ts'
 import { RunCancelled } from './kube/retry.ts'
@@ -50,14 +50,19 @@ async function main(argv: string[]): Promise<number> {
       process.stdout.write(usage(parsed.phase))
       return 0
     }
+    if (parsed.kind === 'version') {
+      process.stdout.write(`job-sweeper ${VERSION}\n`)
+      return 0
+    }
     command = parsed
     settings = parseSettings((name) => (name === 'phase' ? parsed.phase : (parsed.inputs[name] ?? '')))
     // Before the cluster is touched: a logs-dir that cannot be written is bad usage.
     await checkLogs(settings, (secret) => secretMasker.add(secret))
   } catch (e) {
     if (e instanceof UsageError || e instanceof SettingsError) {
-      process.stderr.write(`job-sweeper: ${e.message}\nRun 'job-sweeper --help' for usage.\n`)
-      if (wantsJson) out(failureJson(argv[0] ?? '', redact(e.message)))
+      const message = inCliWords(e.message)
+      process.stderr.write(`job-sweeper: ${message}\nRun 'job-sweeper --help' for usage.\n`)
+      if (wantsJson) out(failureJson(argv[0] ?? '', redact(message)))
       return 2
     }
     throw e

@@ -4,9 +4,10 @@
 // and resourceVersions — are exactly as before. Every case would change the cluster were it
 // accepted (a sweep or pre of the release with a TTL of 0), and the last test runs the valid
 // invocation to prove that the comparison can fail.
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { load } from 'js-yaml'
 import { outputNames, runAction } from './action.ts'
 import { runCli } from './bin.ts'
 import { batchApi, createNamespace, deleteNamespace, eventually, waitForJobCondition } from './cluster/testenv.ts'
@@ -276,6 +277,15 @@ const cases: BadInput[] = [
 
 const fill = (text: string): string => text.replaceAll('{ns}', ns).replaceAll('{dir}', dir)
 
+/** The inputs action.yml declares: the CLI's flags. */
+const declared = Object.keys((load(readFileSync(join(import.meta.dirname, '..', 'action.yml'), 'utf8')) as { inputs: Record<string, unknown> }).inputs)
+
+/** The action's message in the CLI's words: each input named as the flag the user typed (`Invalid --ttl '…'`), the command for the phase. */
+const cliWords = (message: string): string =>
+  declared
+    .reduce((m, name) => m.replace(new RegExp(`(^|[ (])(Invalid|set|Set|with) ${name}\\b`, 'g'), `$1$2 --${name}`), message)
+    .replace(/\bphase: (\w+)/g, 'the $1 command')
+
 /** The inputs as the CLI's flags: the phase is the command, each input `--name=value`. */
 function cliArgs(inputs: Record<string, string>): string[] {
   const { phase, ...flags } = inputs
@@ -296,7 +306,7 @@ describe('bad input', () => {
       expect({ code: cli.code, stdout: cli.stdout, stderr: cli.stderr }).toEqual({
         code: 2,
         stdout: '',
-        stderr: expect.stringContaining(`job-sweeper: ${message}`)
+        stderr: expect.stringContaining(`job-sweeper: ${cliWords(message)}`)
       })
       expect(cli.stderr).not.toContain('--- Observe')
     }

@@ -1,4 +1,6 @@
 // The bundled CLI (the package's bin, dist/cli/job-sweeper.mjs) against the real cluster: exit codes, --json, text.
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { runAction } from './action.ts'
 import { runCli } from './bin.ts'
 import { getJob, waitForJobCondition } from './cluster/testenv.ts'
@@ -25,9 +27,9 @@ describe('usage', () => {
     [['pre', '--namespace', 'x'], 'No scope: set at least one of release, manifest, selector or jobs'],
     [
       ['pre', '--release', 'x', '--manifest', '/nonexistent/rendered.yaml'],
-      "Invalid manifest '/nonexistent/rendered.yaml': expected a readable file of rendered manifests; cannot read it (ENOENT)"
+      "Invalid --manifest '/nonexistent/rendered.yaml': expected a readable file of rendered manifests; cannot read it (ENOENT)"
     ],
-    [['post', '--release', 'x', '--context', 'nope'], "Invalid context 'nope': expected a context of the kubeconfig (job-sweeper-local)"]
+    [['post', '--release', 'x', '--context', 'nope'], "Invalid --context 'nope': expected a context of the kubeconfig (job-sweeper-local)"]
   ])('bad usage %j exits 2', async (args, message) => {
     const run = await jobSweeper(...args)
     expect(run.code).toBe(2)
@@ -40,16 +42,30 @@ describe('usage', () => {
     expect(run.code).toBe(2)
     expect(JSON.parse(run.stdout)).toEqual({ phase: 'pre', errors: [expect.stringContaining("Unknown option '--frobnicate'")], warnings: [], cancelled: false })
     const bad = await jobSweeper('post', '--release', 'x', '--failure-grace', '3 days', '--json')
-    expect(JSON.parse(bad.stdout)).toMatchObject({ phase: 'post', errors: [expect.stringContaining("Invalid failure-grace '3 days'")] })
+    expect(JSON.parse(bad.stdout)).toMatchObject({ phase: 'post', errors: [expect.stringContaining("Invalid --failure-grace '3 days'")] })
   })
 
-  test('a bad value gets the same message from the CLI as from the action', async () => {
+  test('a bad value gets the same message from the CLI as from the action, each naming it as its user typed it', async () => {
     const run = await jobSweeper('post', '--release', 'x', '--failure-grace', '3 days')
     const action = await runAction({ phase: 'post', release: 'x', 'failure-grace': '3 days' })
-    const message = "Invalid failure-grace '3 days': expected never, or a duration like 90s, 15m, 1h30m, 7d, or seconds"
+    const expected = "'3 days': expected never, or a duration like 90s, 15m, 1h30m, 7d, or seconds"
     expect(run.code).toBe(2)
-    expect(run.stderr).toContain(`job-sweeper: ${message}\n`)
-    expect(action.stdout).toContain(`::error::${message}\n`)
+    expect(run.stderr).toContain(`job-sweeper: Invalid --failure-grace ${expected}\n`)
+    expect(action.stdout).toContain(`::error::Invalid failure-grace ${expected}\n`)
+  })
+
+  test('kubectl’s habits: -n, -l and -A, --version, and every command named when one is unknown', async () => {
+    const version = await jobSweeper('--version')
+    expect([version.code, version.stdout]).toEqual([
+      0,
+      `job-sweeper ${JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')).version}\n`
+    ])
+    const unknown = await jobSweeper('archive')
+    expect(unknown.stderr).toContain("Unknown command 'archive': expected one of pre, post, sweep, preflight, keeper")
+    // -n and -A together are refused as --namespace and --all-namespaces are: the short flags are those.
+    const both = await jobSweeper('sweep', '-A', '-n', 'prod', '-l', 'app=web')
+    expect([both.code, both.stderr]).toEqual([2, expect.stringContaining("Invalid --all-namespaces 'true' with --namespace 'prod'")])
+    for (const command of ['pre', 'sweep']) expect((await jobSweeper(command, '--help')).stdout).toContain('--keeper-namespace NS')
   })
 })
 

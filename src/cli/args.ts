@@ -29,7 +29,22 @@ export class UsageError extends Error {
   override name = 'UsageError'
 }
 
-export type Command = { kind: 'help'; phase?: Phase } | { kind: 'run'; phase: Phase; inputs: Record<string, string>; json: boolean }
+export type Command = { kind: 'help'; phase?: Phase } | { kind: 'version' } | { kind: 'run'; phase: Phase; inputs: Record<string, string>; json: boolean }
+
+/** The version --version prints: the bundle's, set at build time (scripts/bundle.mjs). */
+export const VERSION = process.env.JOB_SWEEPER_VERSION ?? 'development'
+
+/** kubectl's and helm's short flags: -n namespace, -l selector, -A all namespaces. */
+const SHORT: Record<string, string> = { '-n': INPUT.namespace, '-l': INPUT.selector }
+
+/**
+ * The action's words for an input, as a CLI user typed it: `Invalid wait-timeout '…'` is
+ * `Invalid --wait-timeout '…'`, and `phase: sweep` is the sweep command.
+ */
+export function inCliWords(message: string): string {
+  const named = FLAGS.reduce((m, name) => m.replace(new RegExp(`(^|[ (])(Invalid|set|Set|with) ${name}\\b`, 'g'), `$1$2 --${name}`), message)
+  return named.replace(/\bphase: (pre|post|sweep|preflight)\b/g, 'the $1 command')
+}
 
 const FLAGS = [...Object.values(INPUT).filter((name) => !NOT_FLAGS.includes(name)), KUBECONFIG_ENV_FLAG]
 
@@ -57,11 +72,16 @@ function kubeconfigInput(inputs: Record<string, string>, env: NodeJS.ProcessEnv)
 export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv = process.env): Command {
   const [first, ...rest] = argv
   if (first === undefined || first === '--help' || first === '-h' || first === 'help') return { kind: 'help' }
+  if (first === '--version' || first === 'version') return { kind: 'version' }
   // Keywords are matched without regard to case, as the action's inputs are: PRE, True, Never.
   const phase = PHASES.find((p) => p === first.toLowerCase())
-  if (phase === undefined) throw new UsageError(`Unknown command '${first}': expected one of ${PHASES.join(', ')}`)
+  if (phase === undefined) throw new UsageError(`Unknown command '${first}': expected one of ${[...PHASES, 'keeper'].join(', ')}`)
   // A bare boolean flag means true; `--flag false` and `--flag=false` also work.
   const args = rest.flatMap((arg, i) => {
+    if (arg === '-A') return [`--${INPUT.allNamespaces}=true`]
+    if (SHORT[arg] !== undefined) return [`--${SHORT[arg]}`]
+    const short = /^(-[nl])=?(.+)$/.exec(arg)
+    if (short && SHORT[short[1]] !== undefined) return [`--${SHORT[short[1]]}=${short[2]}`]
     const name = arg.startsWith('--') ? arg.slice(2) : ''
     if (BOOLEAN_INPUTS.includes(name) && !['true', 'false'].includes((rest[i + 1] ?? '').toLowerCase())) return [`--${name}=true`]
     return [arg]
@@ -79,7 +99,7 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv = proces
       }
     })
   } catch (e) {
-    throw new UsageError((e as Error).message.replace(/^TypeError \[\w+\]: /, ''))
+    throw new UsageError(inCliWords((e as Error).message.replace(/^TypeError \[\w+\]: /, '')))
   }
   const { json, help, ...values } = parsed.values as Record<string, string[] | boolean | undefined>
   if (help) return { kind: 'help', phase }
@@ -98,7 +118,7 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv = proces
 const COMMON = `Scope (at least one; a Job must match all given):
   --release NAME          Jobs Helm owns for this release
   --manifest FILE         Jobs named in rendered manifests (helm template, or helm upgrade --dry-run=server output)
-  --selector SELECTOR     label selector
+  -l, --selector SELECTOR label selector
   --jobs NAMES            Job names, comma separated
 
 Cluster:
@@ -107,8 +127,11 @@ Cluster:
   --kubeconfig-env NAME   or: the environment variable NAME holds the kubeconfig (YAML or base64);
                           never put its content on the command line, where ps shows it
   --context NAME          kubeconfig context
-  --namespace NAME        namespace (default: the context's, else default)
+  -n, --namespace NAME    namespace (default: the context's, else default)
   --concurrency N         Jobs worked on at once, 1 to 64 (default 8)
+  --keeper-namespace NS   where the keeper's Lease is: post, while it runs and keeps a Job,
+                          adds its finalizer job-sweeper.io/logs too; pre and sweep, while
+                          none runs, save a held Job's logs and let go of it (docs/keeper.md)
 
 Output:
   --json                  print the result as JSON on standard output
@@ -140,7 +163,7 @@ Commands:
   keeper  runs in the cluster: archives each finished Job's logs, holding it with a finalizer
           until then (docs/keeper.md)
 
-Run 'job-sweeper <command> --help' for its flags.
+Run 'job-sweeper <command> --help' for its flags; 'job-sweeper --version' for the version.
 Exit codes: 0 done, 1 failed, 2 bad usage.
 Bad usage is found before the cluster is read.
 Flags and keywords: --dry-run alone means true; true, false, never and choices ignore case.`,
@@ -174,9 +197,6 @@ Retention:
   --failure-grace DURATION failed Jobs (default 24h), or never
   --wait-for-jobs DURATION wait for running Jobs, then set their exact TTL (default 0: no wait)
   --fail-on-job-failure BOOL exit 1 when a waited-for Job failed (default true)
-  --keeper-namespace NS   where the keeper's Lease is: post, while it runs and keeps a Job,
-                          adds its finalizer job-sweeper.io/logs too; pre and sweep, while
-                          none runs, save a held Job's logs and let go of it (docs/keeper.md)
   --stuck-after DURATION  a Job whose pods never started a main container this long is stuck:
                           no longer waited for, and an error (default 2m)
   --keep-last N           the N newest Jobs of each group get no TTL (default 0: off)
@@ -188,7 +208,7 @@ Deletes the finished Jobs whose retention expired (their job-sweeper.io/ annotat
 --ttl / --failure-grace); keeps the rest and says how long each has left.
 
 ${COMMON}
-  --all-namespaces        sweep every namespace (--namespace also takes a comma-separated list)
+  -A, --all-namespaces    sweep every namespace (--namespace also takes a comma-separated list)
 
 Retention:
   --ttl DURATION          succeeded Jobs without an annotation (default 1h), or never

@@ -77,7 +77,7 @@ function cliFlags(): Map<string, string> {
   for (const text of [usage(), ...PHASES.map((p) => usage(p))]) {
     let last: string | undefined
     for (const line of text.split('\n')) {
-      const flag = /^ {2}(?:or: )?--([a-z0-9-]+)\b(.*)$/.exec(line)
+      const flag = /^ {2}(?:or: )?(?:-[a-zA-Z], )?--([a-z0-9-]+)\b(.*)$/.exec(line)
       if (flag) flags.set((last = flag[1]), `${flags.get(flag[1]) ?? ''} ${flag[2].trim()}`)
       else if (last && /^ {20,}\S/.test(line)) flags.set(last, `${flags.get(last)} ${line.trim()}`)
       else last = undefined
