@@ -864,24 +864,6 @@ test('a pod someone labelled with a Job’s uid, not created by its Job: not one
   expect(JSON.stringify(saved.jobFile)).not.toContain('planted')
 }, 90_000)
 
-test('a Job created with the keeper’s note copied onto it (an exported manifest re-applied): archived all the same, the note then its own', async () => {
-  const prefix = `keeper-copied-${ns}`
-  keeper = await startKeeper(ns, ['--logs-dir', `s3://${bucket}/${prefix}`, '--s3-endpoint', endpoint])
-  const copied = { [ARCHIVE_ANNOTATION.where]: `s3://${bucket}/elsewhere/${ns}/app-migrate/`, [ARCHIVE_ANNOTATION.state]: 'complete' }
-  const job = await createJob({ namespace: ns, name: 'app-migrate', behaviour: 'fail', labels: managed, annotations: copied })
-  const archived = await eventually(
-    'the Job archived by the keeper',
-    () => getJob(ns, 'app-migrate'),
-    (j) => j?.metadata?.annotations?.[ARCHIVE_ANNOTATION.uid] !== undefined,
-    60_000
-  )
-  expect(archived?.metadata?.annotations).toMatchObject({
-    [ARCHIVE_ANNOTATION.where]: `s3://${bucket}/${prefix}/${ns}/app-migrate/`,
-    [ARCHIVE_ANNOTATION.uid]: job.metadata?.uid
-  })
-  expect((await inBucket(prefix, ns, 'app-migrate')).jobFile).toMatchObject({ uid: job.metadata?.uid })
-}, 90_000)
-
 test('docs/keeper.md’s command removes the keeper’s finalizer by hand (the keeper gone for good) and leaves other finalizers', async () => {
   keeper = await startKeeper(ns, ['--logs-dir', 's3://nowhere/logs', '--s3-endpoint', `http://127.0.0.1:${await closedPort()}`])
   await createJob({ namespace: ns, name: 'app-migrate', behaviour: 'fail', labels: managed })

@@ -142,8 +142,7 @@ export async function archiveJob(
   const annotations = {
     [ARCHIVE_ANNOTATION.where]: `${sink.where.replace(/\/$/, '')}/${jobKey(subject)}/`,
     [ARCHIVE_ANNOTATION.state]: cut > 0 ? `complete, ${cut} log(s) cut at max-log-bytes` : 'complete',
-    [ARCHIVE_ANNOTATION.at]: now().toISOString(),
-    [ARCHIVE_ANNOTATION.uid]: subject.uid
+    [ARCHIVE_ANNOTATION.at]: now().toISOString()
   }
   const patched = await patchCurrent(client, job, (j) => (isHeld(j) ? withFinalizer(j, false) : undefined), annotations)
   return patched === 'gone' ? { done: true, gone: true, bytes, attempt } : { done: true, bytes, attempt, job: patched.job, changed: patched.changed }

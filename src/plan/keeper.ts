@@ -22,9 +22,7 @@ export const ARCHIVE_ANNOTATION = {
   /** `complete`, or `incomplete: <what could not be saved>` (cut short at the hold's deadline: see the Warning Event). */
   state: 'job-sweeper.io/logs-state',
   /** When (RFC 3339). */
-  at: 'job-sweeper.io/logs-at',
-  /** The uid of the Job the archive is of: the others are believed only beside it. */
-  uid: 'job-sweeper.io/logs-uid'
+  at: 'job-sweeper.io/logs-at'
 } as const
 
 /**
@@ -46,15 +44,7 @@ export interface KeeperStep {
 
 const time = (value: Date | string | undefined): number | undefined => (value === undefined ? undefined : new Date(value).getTime())
 
-/**
- * The keeper archived this very Job: its note names where and this Job's uid. A note copied onto
- * another Job (a manifest exported with `kubectl get -o yaml`, a chart's annotations) names
- * another uid, or none: such a Job is archived all the same.
- */
-export const isArchived = (job: JobRecord): boolean => {
-  const annotations = job.metadata?.annotations
-  return annotations?.[ARCHIVE_ANNOTATION.where] !== undefined && job.metadata?.uid !== undefined && annotations[ARCHIVE_ANNOTATION.uid] === job.metadata.uid
-}
+export const isArchived = (job: JobRecord): boolean => job.metadata?.annotations?.[ARCHIVE_ANNOTATION.where] !== undefined
 export const isHeld = (job: JobRecord): boolean => job.metadata?.finalizers?.includes(LOGS_FINALIZER) === true
 
 /** When the hold of a Job being deleted ends (ms since the epoch), or undefined when it is not being deleted. */

@@ -5,13 +5,9 @@ import { newJob, NOW } from './jobs.ts'
 
 const HOUR = 3600
 const held = (job: V1Job): V1Job => ({ ...job, metadata: { ...job.metadata, finalizers: [...(job.metadata?.finalizers ?? []), LOGS_FINALIZER] } })
-/** Archived by the keeper: its note, with the uid of the Job it archived (`uid`, by default this Job's). */
-const archived = (job: V1Job, uid = job.metadata?.uid): V1Job => ({
+const archived = (job: V1Job): V1Job => ({
   ...job,
-  metadata: {
-    ...job.metadata,
-    annotations: { ...job.metadata?.annotations, [ARCHIVE_ANNOTATION.where]: 's3://logs/prod/j/', [ARCHIVE_ANNOTATION.uid]: uid ?? '' }
-  }
+  metadata: { ...job.metadata, annotations: { ...job.metadata?.annotations, [ARCHIVE_ANNOTATION.where]: 's3://logs/prod/j/' } }
 })
 /** Deletion asked `seconds` before NOW. */
 const deleting = (job: V1Job, seconds: number): V1Job => ({
@@ -45,18 +41,6 @@ const cases: [string, V1Job, KeeperAction][] = [
   ],
   ['failed, archived, held → release', held(archived(newJob({ name: 'j', status: 'failed' }))), 'release'],
   ['failed, archived, not held → none', archived(newJob({ name: 'j', status: 'failed' })), 'none'],
-  [
-    'failed, held, the keeper’s note copied from another Job (another uid: an exported manifest) → archive: the note is not this Job’s',
-    held(archived(newJob({ name: 'j', status: 'failed' }), 'uid-of-an-earlier-job')),
-    'archive'
-  ],
-  [
-    'running, not held, created with a note naming no uid → hold (it was never archived)',
-    (({ metadata, ...rest }) => ({ ...rest, metadata: { ...metadata, annotations: { [ARCHIVE_ANNOTATION.where]: 's3://logs/prod/j/' } } }))(
-      newJob({ name: 'j', status: 'running' })
-    ),
-    'hold'
-  ],
   ['failed, held, deletion asked 10 min ago (deadline 1h) → archive', deleting(held(newJob({ name: 'j', status: 'failed' })), 600), 'archive'],
   ['running, held, deleted before it finished → archive what its pods wrote', deleting(held(newJob({ name: 'j', status: 'running' })), 5), 'archive'],
   [
