@@ -113,7 +113,7 @@ try {
     const perJob = (requests: number): string => (requests / k.jobs).toFixed(2)
     lines.push(
       `keeper: the logs and job.json of ${k.jobs} finished Jobs archived to the S3 server, ${(k.keeper.bytes / k.jobs).toFixed(0)} bytes of log a Job (set-up: ${seconds(k.setupMs)})`,
-      `  job-sweeper keeper                ${seconds(k.keeper.wallMs).padStart(8)}  peak RSS ${mb(k.keeper.peakRssMb)}  ${perJob(k.keeper.requests)} requests/Job (hold, pods, log, release), and 3 PUTs and a GET to the store`,
+      `  job-sweeper keeper                ${seconds(k.keeper.wallMs).padStart(8)}  peak RSS ${mb(k.keeper.peakRssMb)}  ${perJob(k.keeper.requests)} requests/Job (hold, pods, log, release), and 3 PUTs (the log, job.json, the attempt's record) to the store, no read`,
       `  raw PUTs of the same objects, ${k.raw.concurrency} at a time ${seconds(k.raw.wallMs).padStart(8)}`,
       `  kubectl logs job/… + upload, each ${seconds(k.script.wallMs).padStart(8)}  (timed over ${k.script.jobs} Jobs, scaled to ${k.jobs})`,
       `  keeper / raw PUTs: ${ratio(k.keeper.wallMs, k.raw.wallMs)}; speed-up over the kubectl script: ${ratio(k.script.wallMs, k.keeper.wallMs)}`,
