@@ -113,11 +113,12 @@ async function main(argv: string[]): Promise<number> {
     }
     return result.errors.length > 0 ? 1 : 0
   } catch (e) {
-    // An exec plugin's failure is its standard error, which may quote its args or env.
-    err(`job-sweeper: ${apiErrorMessage(e)}\n`)
+    // An exec plugin's failure is its standard error, which may quote its args or env. A settings
+    // error found as the kubeconfig loads (an unknown context) names the flag, as the others do.
+    err(`job-sweeper: ${e instanceof SettingsError ? inCliWords(e.message) : apiErrorMessage(e)}\n`)
     // Failed or cancelled before there was anything to report (the cluster unreachable, waiting for the Lease): --json still says so.
     if (command.json && !printed) {
-      const message = redact(apiErrorMessage(e))
+      const message = redact(e instanceof SettingsError ? inCliWords(e.message) : apiErrorMessage(e))
       out(failureJson(command.phase, message, e instanceof RunCancelled ? message : false))
     }
     // A kubeconfig that does not load, or an unknown context, is found as it is loaded (still
