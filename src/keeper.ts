@@ -8,6 +8,7 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { KubeJobsClient } from './kube/client.ts'
+import type { JobsClient } from './kube/jobs-client.ts'
 import { apiErrorMessage } from './kube/errors.ts'
 import { JobInformer } from './kube/informer.ts'
 import type { JobRecord } from './kube/job-record.ts'
@@ -35,7 +36,12 @@ export interface KeeperOptions {
   mask: (secret: string) => void
   /** Called once /healthz, /readyz and /metrics are served, with the address. */
   serving?: (address: string) => void
+  /** For the unit tier: the client and the store to use instead of those the settings name (the client's requests end with `signal`). */
+  connect?: (signal: AbortSignal) => { client: KeeperClient; sink: LogSink }
 }
+
+/** The client the keeper works through: the narrow JobsClient, and closed at the stop. */
+export type KeeperClient = JobsClient & { close(): Promise<void> }
 
 /** A Job the keeper knows of: where it is, and the state of its work. */
 interface Entry {
@@ -70,8 +76,10 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
   // Aborted when the Lease is lost: the requests in flight and their retries end at once, so that
   // the keeper stops (and its pod restarts it) before its Lease can expire and another lead.
   const leaseLost = new AbortController()
-  const client = new KubeJobsClient(loadKubeConfig(settings.kubeconfig, settings.context, options.mask), { signal: leaseLost.signal })
-  const sink = await openLogSink(settings.logsTarget)
+  const connected = options.connect?.(leaseLost.signal)
+  const client: KeeperClient =
+    connected?.client ?? new KubeJobsClient(loadKubeConfig(settings.kubeconfig, settings.context, options.mask), { signal: leaseLost.signal })
+  const sink = connected?.sink ?? (await openLogSink(settings.logsTarget))
   const where = logsWhere(settings.logsTarget)
   // This process, as its Lease and each archive's job.json name it.
   const identity = runIdentity(process.env)
@@ -153,13 +161,20 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
           // Once for each change of its pods' counts: the informer tells of every other change too.
           const counts = `${job.status?.terminating ?? 0}/${job.status?.failed ?? 0}/${job.status?.succeeded ?? 0}/${job.status?.active ?? 0}`
           if (entry.savedFor === counts) break
-          entry.savedFor = counts
           const saved = await saveSoFar(client, sink, job, keep)
           entry.earlier = unionByFile(saved.files, entry.earlier)
           const bytes = saved.files.reduce((sum, f) => sum + f.bytes, 0)
+          if (saved.failures.length === 0) {
+            // Done for these counts only once all was saved: a refused write (a 503) is tried again while the pods terminate.
+            entry.savedFor = counts
+            log(`saved what ${jobName(job)}'s pods wrote so far (${step.reason}): ${bytes} bytes`)
+            break
+          }
+          for (const line of saved.failures) metrics.failures.inc({ reason: failureReason(line) })
           log(
-            `saved what ${jobName(job)}'s pods wrote so far (${step.reason}): ${bytes} bytes${saved.failures.length > 0 ? `; not saved: ${saved.failures.slice(0, 2).join('; ')}` : ''}`
+            `saved what ${jobName(job)}'s pods wrote so far (${step.reason}): ${bytes} bytes; not saved, trying again: ${saved.failures.slice(0, 2).join('; ')}`
           )
+          retryLater(uid, entry, job)
           break
         }
         case 'archive': {
@@ -342,7 +357,7 @@ function serve(settings: KeeperSettings, metrics: KeeperMetrics, refresh: () => 
   })
 }
 
-async function closeAll(server: Server, sink: LogSink, client: KubeJobsClient): Promise<void> {
+async function closeAll(server: Server, sink: LogSink, client: KeeperClient): Promise<void> {
   server.closeAllConnections()
   await new Promise<void>((resolve) => server.close(() => resolve()))
   await sink.close()
