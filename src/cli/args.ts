@@ -164,7 +164,9 @@ Commands:
           until then (docs/keeper.md)
 
 Run 'job-sweeper <command> --help' for its flags; 'job-sweeper --version' for the version.
-Exit codes: 0 done, 1 failed, 2 bad usage.
+Exit codes: 0 done; 1 a Job failed (a migration failed or never started, a running Job blocked
+pre; preflight: the upgrade would fail); 2 bad usage; 3 the cluster or job-sweeper errored
+(unreachable, refused, a log not saved, cancelled): worth a retry.
 Bad usage is found before the cluster is read.
 Flags and keywords: --dry-run alone means true; true, false, never and choices ignore case.`,
   pre: `Usage: job-sweeper pre [flags]

@@ -84,3 +84,50 @@ test('no kubeconfig and not in a pod: says where a kubeconfig can come from', ()
     'No cluster to talk to: give a kubeconfig (the kubeconfig input or --kubeconfig, KUBECONFIG, ~/.kube/config), or run in a pod with a service account'
   )
 })
+
+/** A kubeconfig file in a folder of its own whose one context is `name`, at server `server`. */
+function kubeconfigFile(name: string, server: string): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'kubeconfig-')), 'config')
+  writeFileSync(
+    file,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name, cluster: { server } }],
+      users: [{ name, user: { token: 'not-a-real-token' } }],
+      contexts: [{ name, context: { cluster: name, user: name } }],
+      'current-context': name
+    })
+  )
+  return file
+}
+
+test('a KUBECONFIG list with a missing file: the file is skipped as kubectl skips it, the others merged, the first current-context wins', () => {
+  const a = kubeconfigFile('a', 'https://127.0.0.1:6443')
+  const b = kubeconfigFile('b', 'https://127.0.0.1:7443')
+  const missing = join(emptyHome(), 'gone', 'config')
+  const kc = loadWith({ HOME: emptyHome(), KUBECONFIG: [missing, a, b].join(':') })
+  expect(kc.getContexts().map((c) => c.name)).toEqual(['a', 'b'])
+  expect(kc.getCurrentContext()).toBe('a')
+  expect(kc.getCurrentCluster()?.server).toBe('https://127.0.0.1:6443')
+})
+
+test('a KUBECONFIG whose file does not exist: the error names its path', () => {
+  const missing = join(emptyHome(), 'nowhere', 'config')
+  expect(() => loadWith({ HOME: emptyHome(), KUBECONFIG: missing })).toThrow(
+    `Invalid KUBECONFIG '${missing}': expected a kubeconfig file, or a list of them separated by ':'; the file ${missing} does not exist`
+  )
+})
+
+test('a KUBECONFIG file that is not a kubeconfig: the error names its path, not its content', () => {
+  const file = join(emptyHome(), 'config')
+  writeFileSync(file, 'clusters: [not: valid: yaml\ntoken: not-a-real-token\n')
+  let message = ''
+  try {
+    loadWith({ HOME: emptyHome(), KUBECONFIG: file })
+  } catch (e) {
+    message = (e as Error).message
+  }
+  expect(message).toMatch(new RegExp(`^Invalid kubeconfig ${file} \\(from KUBECONFIG\\): not a valid kubeconfig`))
+  expect(message).not.toContain('not-a-real-token')
+})
