@@ -1,5 +1,6 @@
 // The job-sweeper CLI, for GitLab, Bitbucket Pipelines, Jenkins or a terminal: the action's
-// engine with flags for inputs. Exit codes: 0 done, 1 failed, 2 bad usage.
+// engine with flags for inputs. Exit codes (src/report/exit-code.ts): 0 done, 1 a Job failed,
+// 2 bad usage, 3 the cluster or job-sweeper errored.
 import { runCancellation } from './cancel.ts'
 import { inCliWords, parseCommandLine, usage, UsageError, VERSION, type Command } from './cli/args.ts'
 import { keeperMain } from './cli/keeper.ts'
@@ -8,6 +9,7 @@ import { RunCancelled } from './kube/retry.ts'
 import { whereWords } from './observe/observed.ts'
 import { preflightCli } from './preflight/entry.ts'
 import { checkLogs, writeReportFile } from './report/file.ts'
+import { EXIT, exitCodeOf } from './report/exit-code.ts'
 import { changesWords, listOutput, summarize } from './report/summary.ts'
 import { renderText } from './report/text.ts'
 import type { Console } from './report/console.ts'
@@ -111,7 +113,7 @@ async function main(argv: string[]): Promise<number> {
       print(renderText(summary))
       out(`\nLogs: ${logsWhere(settings.logsTarget)}\nReport: ${reportFile ?? 'not written'}\n`)
     }
-    return result.errors.length > 0 ? 1 : 0
+    return exitCodeOf(result)
   } catch (e) {
     // An exec plugin's failure is its standard error, which may quote its args or env. A settings
     // error found as the kubeconfig loads (an unknown context) names the flag, as the others do.
@@ -123,7 +125,8 @@ async function main(argv: string[]): Promise<number> {
     }
     // A kubeconfig that does not load, or an unknown context, is found as it is loaded (still
     // before the cluster is read): bad usage too.
-    return e instanceof SettingsError ? 2 : 1
+    // Anything else (the cluster unreachable, a Lease never freed, cancelled) is no Job's failure.
+    return e instanceof SettingsError ? EXIT.usage : EXIT.errored
   }
 }
 

@@ -139,6 +139,8 @@ function stoppedByPreflight(settings: Settings, namespaces: string[], gate: Gate
     dryRun: settings.dryRun,
     outcomes: [],
     errors: gate.errors,
+    // The upgrade would fail on the release's own objects: the CLI's exit 1, as preflight's.
+    jobErrors: gate.errors,
     warnings: gate.warnings,
     preflight: gate.section,
     endedAt: new Date().toISOString()

@@ -98,7 +98,7 @@ test.each<[PauseMode, number]>([
   async (mode, bound) => {
     const { names, failedAfterMs, run } = await goneForGood(mode, 100)
     expectNoStackTrace(run)
-    expect(run.code).toBe(1)
+    expect(run.code).toBe(3)
     expect(failedAfterMs).toBeLessThan(bound)
     const errors = run.stdout.split('\n').filter((l) => l.startsWith('::error::'))
     console.log(errors[0])

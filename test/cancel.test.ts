@@ -101,13 +101,13 @@ test('action pre, SIGTERM while it prunes with harvest-logs all: every deleted J
   await nextRunDoesNotWait(ns)
 })
 
-test('CLI, Ctrl-C (SIGINT) while it waits: --json says cancelled and what was not done, exit 1, Lease released', async () => {
+test('CLI, Ctrl-C (SIGINT) while it waits: --json says cancelled and what was not done, exit 3, Lease released', async () => {
   const ns = scenario.ns
   await finishedReleaseJob(ns, `${release}-seed`)
   await createJob({ namespace: ns, name: `${release}-migrate`, annotations: releaseAnnotations(ns), behaviour: 'hold' })
   const run = await runCli(['pre', '--release', release, '--namespace', ns, '--wait-timeout', '5m', '--json'], {}, { signal: 'SIGINT', when: 'waiting up to' })
   expectCancelledCleanly(run, 'SIGINT')
-  expect(run.code).toBe(1)
+  expect(run.code).toBe(3)
   const json = JSON.parse(run.stdout) as { cancelled: string; 'pruned-count': number; errors: string[] }
   expect(json.cancelled).toMatch(/^the run was cancelled \(SIGINT\): 2 Job\(s\) not done/)
   expect(json['pruned-count']).toBe(0)
@@ -127,7 +127,7 @@ test('CLI text report, Ctrl-C while it waits for a Lease another run holds: stop
     })
   const run = await runCli(['pre', '--release', release, '--namespace', ns], {}, { signal: 'SIGINT', when: 'waiting for another run' })
   expectCancelledCleanly(run, 'SIGINT')
-  expect(run.code).toBe(1)
+  expect(run.code).toBe(3)
   const cancelled = `the run was cancelled (SIGINT) while waiting for Lease ${ns}/${lease}, held by other-runner-7; nothing was changed`
   expect(run.stderr).toContain(`job-sweeper: ${cancelled}`)
   // The same with --json: standard output still has the report, saying so.

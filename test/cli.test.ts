@@ -93,16 +93,16 @@ describe('against the cluster', () => {
     await waitForJobCondition(ns, `${release}-seed`, 'Failed')
 
     const post = await jobSweeper('post', '--release', release, '--namespace', ns, '--wait-for-jobs', '1m', '--failure-grace', '2d', '--json')
-    expect(post.code).toBe(1) // the seed Job failed
+    expect(post.code).toBe(1) // the seed Job failed: a Job's failure, not the cluster's (3)
     const postJson = JSON.parse(post.stdout)
     expect(names(postJson['ttl-set'])).toEqual([`${release}-migrate`, `${release}-seed`])
     expect(postJson.errors).toEqual([`Job ${ns}/${release}-seed failed; kept for failure-grace 2d so it can be inspected`])
     expect((await getJob(ns, `${release}-seed`))?.spec?.ttlSecondsAfterFinished).toBe(172800)
   })
 
-  test('--json when the run fails before it has a result (a namespace that does not exist): one JSON object naming why, exit 1', async () => {
+  test('--json when the run fails before it has a result (a namespace that does not exist): one JSON object naming why, exit 3 (not a Job failure)', async () => {
     const run = await jobSweeper('pre', '--release', release, '--namespace', `${ns}-missing`, '--json')
-    expect(run.code).toBe(1)
+    expect(run.code).toBe(3)
     expect(JSON.parse(run.stdout)).toEqual({
       phase: 'pre',
       errors: [expect.stringContaining(`namespace '${ns}-missing' does not exist`)],

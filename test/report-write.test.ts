@@ -44,7 +44,7 @@ test('CLI: the same; the text report is still printed, with the error that lists
   await finishedReleaseJob(ns, `${release}-seed`)
   const logsDir = logsDirWithoutRoomForTheReport('pre')
   const run = await runCli(['pre', '--release', release, '--namespace', ns, '--logs-dir', logsDir])
-  expect(run.code).toBe(1)
+  expect(run.code).toBe(3)
   expect(run.stdout).toContain(`could not write the report in logs-dir '${logsDir}' (`)
   expect(run.stdout).toContain(`it deleted 1 Job(s): ${ns}/${release}-seed`)
   expect(run.stdout).toContain('Report: not written')

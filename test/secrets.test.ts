@@ -236,7 +236,7 @@ describe('the CLI', () => {
         KUBECONFIG: '/nonexistent'
       }
     )
-    expect(run.code).toBe(1)
+    expect(run.code).toBe(3)
     expect(leaks(cliPlaces(run, logsDir))).toEqual([])
     expect(run.stderr).toContain('job-sweeper: login refused for API key ***')
   })

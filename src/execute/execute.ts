@@ -155,6 +155,7 @@ export async function execute(plan: Plan, client: JobsClient, settings: Settings
 /** Reports what the plan says to about a Job: an error fails the step, a warning does not. */
 function report(result: RunResult, problem: Problem | undefined): void {
   if (problem) (problem.severity === 'error' ? result.errors : result.warnings).push(problem.message)
+  if (problem?.severity === 'error' && problem.ofTheJob) (result.jobErrors ??= []).push(problem.message)
 }
 
 /** The result, saying (when the run was cancelled) so, and which Jobs were not done. */
@@ -252,7 +253,12 @@ async function prune(execution: Execution): Promise<boolean> {
           : reason.watchFailing
             ? `was not seen finished within wait-timeout ${formatDuration(timeout)}: ${reason.watchFailing}`
             : `did not finish within wait-timeout ${formatDuration(timeout)} (running for ${formatDuration(ageSeconds(p.job, gaveUp))})`
-        result.errors.push(`Job ${key(p)} ${why}; nothing was deleted`)
+        // A Job that runs too long is the Job's; one not seen (the watch failing) is the cluster's.
+        report(result, {
+          severity: 'error',
+          message: `Job ${key(p)} ${why}; nothing was deleted`,
+          ofTheJob: reason instanceof WaitTimeout && !reason.watchFailing ? true : undefined
+        })
       }
       if (actions.down.error) result.errors.push(`${actions.down.error.message}; nothing was deleted`)
       return false

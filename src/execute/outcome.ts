@@ -39,6 +39,8 @@ export interface RunResult {
   outcomes: JobOutcome[]
   /** Problems that fail the step, each naming its Job. */
   errors: string[]
+  /** Those of `errors` that are the Jobs' own (one failed, never started, or still runs): the rest are the cluster's or job-sweeper's. */
+  jobErrors?: string[]
   /** Problems that do not (an event that could not be recorded, a log longer than max-log-bytes). */
   warnings: string[]
   /** API requests the run sent, retries included (for users on API Priority and Fairness). */

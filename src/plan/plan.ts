@@ -142,6 +142,7 @@ function decidePre(p: PlannedJob, observed: Observed, settings: PlanPolicy): Dec
           reason: `${running} and on-running is fail: nothing was deleted (${conflict})`,
           problem: {
             severity: 'error',
+            ofTheJob: true,
             message: `Job ${p.namespace}/${p.name} is still running (${formatDuration(p.ageSeconds)}) and on-running is fail; nothing was deleted`
           }
         }

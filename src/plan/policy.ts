@@ -49,4 +49,6 @@ export function planPolicy(settings: Settings): PlanPolicy {
 export interface Problem {
   severity: 'error' | 'warning'
   message: string
+  /** The Job's own state is the problem (it failed, never started, still runs), not the cluster or job-sweeper: the CLI's exit code 1, not 3. */
+  ofTheJob?: true
 }

@@ -85,14 +85,16 @@ const where = (p: PlannedJob): string => `Job ${p.namespace}/${p.name}`
 function failedProblem(p: PlannedJob, settings: PlanPolicy): Problem {
   const kept = `kept for failure-grace ${formatRetention(settings.failureGraceSeconds)}`
   return settings.failOnJobFailure
-    ? { severity: 'error', message: `${where(p)} failed; ${kept} so it can be inspected` }
+    ? { severity: 'error', ofTheJob: true, message: `${where(p)} failed; ${kept} so it can be inspected` }
     : { severity: 'warning', message: `${where(p)} failed (fail-on-job-failure is false); ${kept}` }
 }
 
 /** Post: a Job that never started will not finish (waiting for it would only run out wait-for-jobs); as a failure, by fail-on-job-failure. */
 function stuckProblem(p: PlannedJob, why: string, settings: PlanPolicy): Problem {
   const words = `${where(p)} ${why}; it keeps the upper-bound TTL`
-  return settings.failOnJobFailure ? { severity: 'error', message: words } : { severity: 'warning', message: `${words} (fail-on-job-failure is false)` }
+  return settings.failOnJobFailure
+    ? { severity: 'error', ofTheJob: true, message: words }
+    : { severity: 'warning', message: `${words} (fail-on-job-failure is false)` }
 }
 
 /**
@@ -141,6 +143,11 @@ function postRetention(job: JobRecord, outcome: 'succeeded' | 'failed', settings
   if (!job.appliedMetadata?.annotations.includes(key)) return { retention: retentionOf(outcome, settings) }
   const { retention, source } = recordedRetention(job, outcome, settings)
   return { retention, source: source === 'its annotation' ? `the chart's annotation ${key}` : source }
+}
+
+/** Post: the Job's ttl and failure-grace as post decides them (the chart's annotations, else the input's): its policy by outcome. */
+export function postRetentions(job: JobRecord, settings: PlanPolicy): { ttl: Retention; failureGrace: Retention } {
+  return { ttl: postRetention(job, 'succeeded', settings).retention, failureGrace: postRetention(job, 'failed', settings).retention }
 }
 
 function decidePost(p: PlannedJob, settings: PlanPolicy, keepLast: KeepLast | undefined): Decision {

@@ -138,6 +138,7 @@ describe('a deleted Job that does not go', () => {
     expect(result.errors).toEqual([
       "Job prod/app-held was deleted, but whether it is gone is unknown: cannot watch Jobs in namespace prod: 403 jobs.batch is forbidden (the credentials lack 'watch' on jobs.batch); it was still there when read right after"
     ])
+    expect(result.jobErrors).toBeUndefined() // the cluster's refusal: the CLI's exit 3
   })
 })
 
@@ -159,6 +160,8 @@ describe('post with wait-for-jobs', () => {
     const result = await ex.execute()
     expect(result[where]).toEqual([message])
     expect(result[where === 'errors' ? 'warnings' : 'errors']).toEqual([])
+    // The Job's own failure (the CLI's exit 1), not the cluster's.
+    expect(result.jobErrors ?? []).toEqual(where === 'errors' ? [message] : [])
     expect(outcomesOf(result)['app-migrate']).toEqual(['ttl-set', 'failed after waiting; deleted failure-grace 1d after it finished'])
     // The upper bound at once, then the TTL of its outcome.
     expect(ex.client.callsOf('patchJob').map(([, , patch]) => ttlOf(patch))).toEqual([86400, 86400])
