@@ -1,54 +1,74 @@
-// `job-sweeper keeper --let-go`: the keeper's removal (the chart's post-delete hook, or by hand).
-// Once no keeper runs (its Lease gone or expired: a keeper still running would hold the Jobs again),
-// every Job of its namespaces still held with its finalizer is let go: one archived already is
-// released; one finished or being deleted is archived once more first; a Job that could not be
-// archived, or still runs, is released with a Warning Event LogsNotArchived saying so. Nothing is
-// left held by a keeper that is gone, so nothing waits on one.
+// `job-sweeper keeper --let-go`: the keeper's removal (the chart's post-delete hook, its pre-upgrade
+// hook when the keeper is turned off or keeps fewer namespaces, or by hand). Once no keeper runs (its
+// Lease gone or expired), let-go takes the keeper's Lease itself for as long as it works, so that no
+// standby keeper starts leading and holds again the Jobs let-go listed; the Lease it holds names no
+// namespace and no selector, so post holds nothing for it either. Then every Job of the given
+// namespaces still held with its finalizer is let go: one archived already is released; one
+// finished or being deleted is archived once more first; a Job that could not be archived, or still
+// runs, is released with a Warning Event LogsNotArchived saying so. Nothing is left held by a keeper
+// that is gone, so nothing waits on one. The Lease is released at the end.
 import { KubeJobsClient } from './kube/client.ts'
+import type { Clock } from './kube/clock.ts'
 import { apiErrorMessage } from './kube/errors.ts'
 import type { JobRecord } from './kube/job-record.ts'
+import type { JobsClient } from './kube/jobs-client.ts'
 import { loadKubeConfig } from './kube/kubeconfig.ts'
-import { isExpired, KEEPER_LEASE, runIdentity } from './kube/lease.ts'
+import { KEEPER_LEASE, KEEPER_SCOPE_ANNOTATION, runIdentity, takeLeases, type RunLeases } from './kube/lease.ts'
 import { ClusterUnreachable } from './kube/retry.ts'
-import { archiveJob, giveUp, setHold } from './execute/keep.ts'
+import { archiveJob, giveUp, setHold, ttlWords } from './execute/keep.ts'
 import { isArchived, isHeld } from './plan/keeper.ts'
 import { isFinished } from './plan/predicates.ts'
 import type { KeeperSettings } from './settings/keeper.ts'
 import { logsWhere } from './settings/logs-dir.ts'
 import { openLogSink } from './store/open.ts'
+import type { LogSink } from './store/sink.ts'
 import PQueue from 'p-queue'
 
 /** How long it waits for a running keeper to stop: its Lease lasts 30 s after its last renewal. */
 const KEEPER_STOP_WAIT_MS = 90_000
-const POLL_MS = 2_000
 
-const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
-  new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms)
-    signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true })
-  })
+/** What let-go works through: the real client and store, or (tests) fakes and a fake clock. */
+export interface LetGoOptions {
+  log: (line: string) => void
+  signal: AbortSignal
+  mask: (secret: string) => void
+  connect?: () => { client: JobsClient & { close(): Promise<void> }; sink: LogSink; clock?: Clock }
+}
 
 /** Lets go every Job the keeper holds in its namespaces; 0 when none is left held, 1 otherwise. */
-export async function letGo(
-  settings: KeeperSettings,
-  options: { log: (line: string) => void; signal: AbortSignal; mask: (secret: string) => void }
-): Promise<number> {
+export async function letGo(settings: KeeperSettings, options: LetGoOptions): Promise<number> {
   const { log, signal } = options
-  const client = new KubeJobsClient(loadKubeConfig(settings.kubeconfig, settings.context, options.mask))
-  const sink = await openLogSink(settings.logsTarget)
+  const connected = options.connect?.()
+  const client = connected?.client ?? new KubeJobsClient(loadKubeConfig(settings.kubeconfig, settings.context, options.mask))
+  const sink = connected?.sink ?? (await openLogSink(settings.logsTarget))
   const where = logsWhere(settings.logsTarget)
+  let leases: RunLeases | undefined
   try {
     const leaseNamespace = settings.leaseNamespace ?? client.defaultNamespace
-    for (const started = Date.now(); ;) {
-      const lease = await client.getLease(leaseNamespace, KEEPER_LEASE)
-      if (lease === undefined || !lease.spec?.holderIdentity || isExpired(lease, new Date())) break
-      if (Date.now() - started > KEEPER_STOP_WAIT_MS || signal.aborted) {
-        log(`keeper --let-go: a keeper still runs (${lease.spec.holderIdentity}, Lease ${leaseNamespace}/${KEEPER_LEASE}): stop it first; nothing was let go`)
-        return 1
-      }
-      log(`keeper --let-go: waiting for the keeper ${lease.spec.holderIdentity} to stop (Lease ${leaseNamespace}/${KEEPER_LEASE})`)
-      await sleep(POLL_MS, signal)
+    const lease = `Lease ${leaseNamespace}/${KEEPER_LEASE}`
+    try {
+      leases = await takeLeases([leaseNamespace], {
+        client,
+        name: KEEPER_LEASE,
+        holder: `${runIdentity(process.env)} (keeper --let-go)`,
+        scope: 'keeper --let-go: letting go of the keeper’s holds',
+        // Held by let-go, the Lease keeps nothing: post holds no Job for it.
+        annotations: { [KEEPER_SCOPE_ANNOTATION.namespaces]: '', [KEEPER_SCOPE_ANNOTATION.selector]: '' },
+        waitSeconds: KEEPER_STOP_WAIT_MS / 1000,
+        info: (line) => log(`keeper --let-go: ${line.replace('another run on the same scope', 'the keeper')}`),
+        signal,
+        clock: connected?.clock,
+        onLost: (warning) => log(`keeper --let-go: ${warning}`)
+      })
+    } catch (e) {
+      if (e instanceof ClusterUnreachable) throw e
+      const holder = (await client.getLease(leaseNamespace, KEEPER_LEASE).catch(() => undefined))?.spec?.holderIdentity
+      log(
+        `keeper --let-go: ${holder ? `a keeper still runs (${holder}, ${lease}): stop it first` : `could not take ${lease} (${apiErrorMessage(e)})`}; nothing was let go`
+      )
+      return 1
     }
+    for (const warning of leases.warnings) log(`keeper --let-go: ${warning}`)
 
     const held: JobRecord[] = []
     for (const namespace of settings.allNamespaces ? [undefined] : settings.namespaces) held.push(...(await client.listJobs(namespace)).jobs.filter(isHeld))
@@ -61,23 +81,24 @@ export async function letGo(
       return queue.add(async () => {
         try {
           if (isArchived(job)) {
-            await setHold(client, job, false)
+            const released = await setHold(client, job, false)
             counts.released++
+            if (released.ttl) log(`released ${name} (archived before)${ttlWords(released)}`)
             return
           }
           const finished = isFinished(job) || job.metadata?.deletionTimestamp !== undefined
           const archived = finished ? await archiveJob(client, sink, job, keep, () => new Date(), { keeper: runIdentity(process.env) }) : undefined
           if (archived?.done) {
             counts.archived++
-            log(`archived ${name}: ${archived.bytes ?? 0} bytes of logs to ${where}, and released`)
+            log(`archived ${name}: ${archived.bytes ?? 0} bytes of logs to ${where}, and released${ttlWords(archived)}`)
             return
           }
           const reason = finished
             ? 'the keeper is being removed (--let-go), and its archive failed'
             : 'the keeper is being removed (--let-go) while it still runs'
-          await giveUp(client, job, { action: 'give-up', reason }, where, archived?.failures ?? [])
+          const released = await giveUp(client, job, { action: 'give-up', reason }, where, archived?.failures ?? [])
           counts.unarchived++
-          log(`released ${name} unarchived: ${reason}`)
+          log(`released ${name} unarchived: ${reason}${ttlWords(released)}`)
         } catch (e) {
           if (e instanceof ClusterUnreachable) throw e
           counts.failed++
@@ -91,6 +112,11 @@ export async function letGo(
     )
     return counts.failed > 0 ? 1 : 0
   } finally {
+    if (leases) {
+      const before = leases.warnings.length
+      await leases.release()
+      for (const warning of leases.warnings.slice(before)) log(`keeper --let-go: ${warning}`)
+    }
     await sink.close()
     await client.close()
   }
