@@ -29,7 +29,12 @@ function table(header: string[], rows: string[][]): string {
 export function inputsTable(action: ActionMetadata): string {
   return table(
     ['Input', 'Default', 'Description'],
-    Object.entries(action.inputs).map(([name, input]) => [`\`${name}\``, input.default ? `\`${cell(String(input.default))}\`` : '', cell(input.description)])
+    // Each name links to its section of docs/inputs.md: the depth a one-sentence description leaves out.
+    Object.entries(action.inputs).map(([name, input]) => [
+      `[\`${name}\`](docs/inputs.md#${name})`,
+      input.default ? `\`${cell(String(input.default))}\`` : '',
+      cell(input.description)
+    ])
   )
 }
 

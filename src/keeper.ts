@@ -15,7 +15,7 @@ import type { JobRecord } from './kube/job-record.ts'
 import { loadKubeConfig } from './kube/kubeconfig.ts'
 import { ALL_NAMESPACES, KEEPER_LEASE, KEEPER_SCOPE_ANNOTATION, RENEW_DEADLINE_MS, runIdentity, takeLeases } from './kube/lease.ts'
 import { DEFAULT_RETRY, RunCancelled } from './kube/retry.ts'
-import { archiveJob, giveUp, saveSoFar, setHold, type KeepOutcome } from './execute/keep.ts'
+import { archiveJob, giveUp, saveSoFar, setHold, ttlWords, type KeepOutcome } from './execute/keep.ts'
 import { holdEndsAt, isArchived, isHeld, keeperStep } from './plan/keeper.ts'
 import { finishedAt, isFinished } from './plan/predicates.ts'
 import { failureReason, KeeperMetrics } from './report/keeper-metrics.ts'
@@ -189,7 +189,7 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
             if (finished) metrics.finishToArchive.observe(Math.max(0, (Date.now() - finished.getTime()) / 1000))
             entry.failures = []
             entry.retryMs = RETRY_MIN_MS
-            log(`archived ${jobName(job)} (${step.reason}): ${outcome.bytes ?? 0} bytes of logs to ${where}`)
+            log(`archived ${jobName(job)} (${step.reason}): ${outcome.bytes ?? 0} bytes of logs to ${where}${ttlWords(outcome)}`)
           } else {
             entry.failures = outcome.failures ?? []
             for (const line of entry.failures) metrics.failures.inc({ reason: failureReason(line) })
@@ -198,15 +198,18 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
           }
           break
         }
-        case 'release':
-          remember(await setHold(client, job, false))
-          log(`released ${jobName(job)}: ${step.reason}`)
+        case 'release': {
+          const outcome = await setHold(client, job, false)
+          remember(outcome)
+          log(`released ${jobName(job)}: ${step.reason}${ttlWords(outcome)}`)
           break
-        case 'give-up':
-          await giveUp(client, job, step, where, entry.failures)
+        }
+        case 'give-up': {
+          const outcome = await giveUp(client, job, step, where, entry.failures)
           metrics.gaveUp.inc()
-          log(`released ${jobName(job)} unarchived: ${step.reason}`)
+          log(`released ${jobName(job)} unarchived: ${step.reason}${ttlWords(outcome)}`)
           break
+        }
         case 'none':
           break
       }

@@ -10,7 +10,8 @@ import { toJobRecord, type AppliedMetadata } from '../kube/job-record.ts'
 import { ClusterUnreachable, RunCancelled } from '../kube/retry.ts'
 import { keeperTakes, LOGS_FINALIZER } from '../plan/keeper.ts'
 import type { Plan, PlannedJob } from '../plan/plan.ts'
-import { ANNOTATION, MANAGED_LABEL, formatRetention, type Retention } from '../plan/retention.ts'
+import { ANNOTATION, MANAGED_LABEL, formatRetention, postRetentions, type Retention } from '../plan/retention.ts'
+import { postTtl, TTL_AFTER_ARCHIVE } from '../plan/release-ttl.ts'
 import { redact } from '../text/secrets.ts'
 import { matchesSelector } from '../settings/selector.ts'
 import type { Settings } from '../settings/settings.ts'
@@ -207,13 +208,15 @@ export function retentionPatch(
   ttlSeconds: Retention,
   workflowRun: WorkflowRun | undefined,
   chartTtl: boolean,
-  applied?: AppliedMetadata
+  applied?: AppliedMetadata,
+  afterArchive?: string
 ): object {
   const written: Record<string, string | undefined> = {
     [ANNOTATION.ttl]: formatRetention(settings.ttlSeconds),
     [ANNOTATION.failureGrace]: formatRetention(settings.failureGraceSeconds),
     [ANNOTATION.runUrl]: workflowRun?.url || undefined,
-    [ANNOTATION.commit]: workflowRun?.commit || undefined
+    [ANNOTATION.commit]: workflowRun?.commit || undefined,
+    [TTL_AFTER_ARCHIVE]: afterArchive
   }
   const annotations = Object.fromEntries(Object.entries(written).filter(([k, v]) => v !== undefined && !applied?.annotations.includes(k)))
   const labels = applied?.labels.includes(MANAGED_LABEL) ? {} : { [MANAGED_LABEL]: 'true' }
@@ -242,9 +245,13 @@ export async function ttlAction(p: PlannedJob, ttl: Retention, ctx: ActionContex
         return { ...outcome(p, 'error', `TTL not set: its logs could not all be saved (${saved.logs.failures[0]})`), logs }
     }
     if (ctx.signal?.aborted) return { ...outcome(p, 'kept', `${p.reason} — TTL not set: ${CANCELLED}`), logs }
-    const patch = retentionPatch(settings, ttl, ctx.workflowRun, p.chartTtl === true, p.job.appliedMetadata)
     const hold = holdForKeeper(p, ctx)
-    // With the TTL in one patch, so the TTL controller never finds the one without the other. A
+    // Held for a keeper, the TTL starts after the archive: no TTL now, only the policy by outcome,
+    // which whoever lets go of the hold writes as the field (plan/release-ttl.ts). The chart's own
+    // server-side-applied TTL is not ours to defer: the TTL controller may take its pods first.
+    const decided = postTtl(ttl, postRetentions(p.job, settings), hold?.takes === true && !p.chartTtl)
+    const patch = retentionPatch(settings, decided.ttlSeconds, ctx.workflowRun, p.chartTtl === true, p.job.appliedMetadata, decided.afterArchive)
+    // With the TTL's policy in one patch, so the keeper never finds the one without the other. A
     // strategic merge adds the finalizer to the Job's own (a merge patch would replace the list).
     const patched = hold?.takes
       ? await client.patchJob(
@@ -256,10 +263,13 @@ export async function ttlAction(p: PlannedJob, ttl: Retention, ctx: ActionContex
         )
       : await client.patchJob(p.namespace, p.name, { uid: p.uid }, patch)
     if (patched === 'gone' || patched === 'conflict') return { ...outcome(p, 'gone', 'gone, or replaced by a new Job, before its TTL could be set'), logs }
-    const held = hold === undefined ? '' : hold.takes ? `; held for the keeper (${LOGS_FINALIZER})` : `; not held for the keeper: ${hold.why}`
-    ctx.info(
-      `${where(p)} (${p.status}): ${p.chartTtl ? `the chart's ttlSecondsAfterFinished kept` : `ttlSecondsAfterFinished ${ttl ?? 'removed (never)'}`}${held}`
-    )
+    const held =
+      hold === undefined
+        ? ''
+        : hold.takes
+          ? `; held for the keeper (${LOGS_FINALIZER})${p.chartTtl ? `: the chart's TTL runs meanwhile, and may delete its pods before their archive` : ''}`
+          : `; not held for the keeper: ${hold.why}, so the TTL runs from its finish`
+    ctx.info(`${where(p)} (${p.status}): ${p.chartTtl ? `the chart's ttlSecondsAfterFinished kept` : decided.words}${held}`)
     return { ...outcome(p, 'ttl-set'), logs }
   } catch (e) {
     if (isUnreachable(e, ctx)) return { ...outcome(p, 'error', `${p.reason} — TTL not known to be set: ${UNREACHABLE}`), logs }

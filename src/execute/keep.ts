@@ -8,7 +8,8 @@
 import type { JobsClient, LogKeep } from '../kube/jobs-client.ts'
 import { toJobRecord, type JobRecord } from '../kube/job-record.ts'
 import { ClusterUnreachable } from '../kube/retry.ts'
-import { ARCHIVE_ANNOTATION, isHeld, withFinalizer, type KeeperStep } from '../plan/keeper.ts'
+import { ARCHIVE_ANNOTATION, isHeld, LOGS_FINALIZER, withFinalizer, type KeeperStep } from '../plan/keeper.ts'
+import { TTL_AFTER_ARCHIVE, ttlAtRelease, type ReleaseTtl } from '../plan/release-ttl.ts'
 import { jobStatus } from '../plan/predicates.ts'
 import { SinkError, writeText, type LogSink } from '../store/sink.ts'
 import { saveJobFile } from './job-file.ts'
@@ -30,9 +31,14 @@ export interface KeepOutcome {
   failures?: string[]
   /** archive: which of this keeper's attempts at the Job this was (attempts/). */
   attempt?: number
+  /** The hold was let go, and the TTL post left to its release written with it (plan/release-ttl.ts). */
+  ttl?: ReleaseTtl
 }
 
 const ATTEMPTS = 5
+
+/** The TTL written as the hold went (the one post left to its release), for a log line: `; ttlSecondsAfterFinished …`, or ''. */
+export const ttlWords = (outcome: KeepOutcome): string => (outcome.ttl ? `; ${outcome.ttl.words}` : '')
 
 /** The Job as its logs' keys and job.json name it. */
 const subjectOf = (job: JobRecord): { namespace: string; name: string; uid: string } => ({
@@ -50,7 +56,7 @@ async function patchCurrent(
   job: JobRecord,
   finalizers: (job: JobRecord) => string[] | undefined,
   annotations?: Record<string, string>
-): Promise<{ job: JobRecord; changed: boolean } | 'gone'> {
+): Promise<{ job: JobRecord; changed: boolean; ttl?: ReleaseTtl } | 'gone'> {
   const namespace = job.metadata?.namespace ?? ''
   const name = job.metadata?.name ?? ''
   const uid = job.metadata?.uid ?? ''
@@ -60,14 +66,23 @@ async function patchCurrent(
     const same = wanted === undefined || JSON.stringify(wanted) === JSON.stringify(current.metadata?.finalizers ?? [])
     const annotated = annotations === undefined || Object.entries(annotations).every(([k, v]) => current.metadata?.annotations?.[k] === v)
     if (same && annotated) return { job: current, changed: false }
+    // The hold let go: the TTL post left to its release (plan/release-ttl.ts) goes in the same
+    // patch, so the TTL controller never finds the Job released without it, nor a TTL on a Job held.
+    const ttl = isHeld(current) && wanted !== undefined && !wanted.includes(LOGS_FINALIZER) ? ttlAtRelease(current, new Date()) : undefined
     const patched = await client.patchJob(
       namespace,
       name,
       { uid, resourceVersion: current.metadata?.resourceVersion },
-      { metadata: { ...(same ? {} : { finalizers: wanted }), ...(annotations ? { annotations } : {}) } }
+      {
+        metadata: {
+          ...(same ? {} : { finalizers: wanted }),
+          ...(annotations || ttl ? { annotations: { ...annotations, ...(ttl ? { [TTL_AFTER_ARCHIVE]: null } : {}) } } : {})
+        },
+        ...(ttl ? { spec: { ttlSecondsAfterFinished: ttl.ttlSeconds } } : {})
+      }
     )
     if (patched === 'gone') return 'gone'
-    if (patched !== 'conflict') return { job: patched, changed: true }
+    if (patched !== 'conflict') return { job: patched, changed: true, ttl }
     if (attempt >= ATTEMPTS) throw new Error(`Job ${namespace}/${name} kept changing: ${ATTEMPTS} patches conflicted`)
     const fresh = await client.getJob(namespace, name)
     if (fresh === undefined || fresh.metadata?.uid !== uid) return 'gone'
@@ -78,7 +93,7 @@ async function patchCurrent(
 /** Adds or removes the keeper's finalizer. */
 export async function setHold(client: JobsClient, job: JobRecord, present: boolean): Promise<KeepOutcome> {
   const patched = await patchCurrent(client, job, (j) => withFinalizer(j, present))
-  return patched === 'gone' ? { done: true, gone: true } : { done: true, job: patched.job, changed: patched.changed }
+  return patched === 'gone' ? { done: true, gone: true } : { done: true, job: patched.job, changed: patched.changed, ttl: patched.ttl }
 }
 
 /** Who archives, and what it did before: the keeper's process, and its own last attempt at the Job. */
@@ -145,7 +160,9 @@ export async function archiveJob(
     [ARCHIVE_ANNOTATION.at]: now().toISOString()
   }
   const patched = await patchCurrent(client, job, (j) => (isHeld(j) ? withFinalizer(j, false) : undefined), annotations)
-  return patched === 'gone' ? { done: true, gone: true, bytes, attempt } : { done: true, bytes, attempt, job: patched.job, changed: patched.changed }
+  return patched === 'gone'
+    ? { done: true, gone: true, bytes, attempt }
+    : { done: true, bytes, attempt, job: patched.job, changed: patched.changed, ttl: patched.ttl }
 }
 
 /**

@@ -23,8 +23,10 @@ test('README.md is what npm run docs writes from action.yml (its inputs and outp
 /** Rows of the first table under `## heading`: first cell (backticks stripped) → second cell. */
 function table(heading: string): Map<string, string> {
   const section = readme.split(`\n## ${heading}\n`)[1]?.split('\n## ')[0] ?? ''
-  const rows = section.split('\n').filter((l) => /^\| `/.test(l))
-  return new Map(rows.map((r) => r.split('|').map((c) => c.trim())).map((cells) => [cells[1].replace(/`/g, ''), cells[2].replace(/`/g, '')]))
+  const rows = section.split('\n').filter((l) => /^\| \[?`/.test(l))
+  // A name may link to its section of docs/inputs.md: [`name`](docs/inputs.md#name).
+  const name = (cell: string) => cell.replace(/^\[(.*)\]\(.*\)$/, '$1').replace(/`/g, '')
+  return new Map(rows.map((r) => r.split('|').map((c) => c.trim())).map((cells) => [name(cells[1]), cells[2].replace(/`/g, '')]))
 }
 
 test('every input in action.yml is in the README table, with the same default, and nothing else is', () => {
@@ -37,6 +39,18 @@ test('every input in action.yml is in the README table, with the same default, a
 
 test('every output in action.yml is in the README table, and nothing else is', () => {
   expect([...table('Outputs').keys()].sort()).toEqual(Object.keys(action.outputs).sort())
+})
+
+test("action.yml's descriptions are a sentence or two (at most 300 characters), and each input has its section in docs/inputs.md", () => {
+  const long = [...Object.entries(action.inputs), ...Object.entries(action.outputs)]
+    .filter(([, { description }]) => description.length > 300)
+    .map(([name, { description }]) => `${name}: ${description.length}`)
+  expect(long).toEqual([])
+  const sections = readFileSync(join(root, 'docs', 'inputs.md'), 'utf8')
+    .split('\n')
+    .filter((l) => l.startsWith('## '))
+    .map((l) => l.slice(3).replace(/`/g, ''))
+  expect(Object.keys(action.inputs).filter((name) => !sections.includes(name))).toEqual([])
 })
 
 test('the code reads exactly the inputs action.yml declares', () => {

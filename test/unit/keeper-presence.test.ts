@@ -4,6 +4,7 @@
 import type { V1Lease } from '@kubernetes/client-node'
 import { keeperLeaseOf, type KeeperLease } from '../../src/observe/keeper-lease.ts'
 import { keeperLine, keeperTakes, LOGS_FINALIZER } from '../../src/plan/keeper.ts'
+import { TTL_AFTER_ARCHIVE } from '../../src/plan/release-ttl.ts'
 import { matchesSelector } from '../../src/settings/selector.ts'
 import { executorOf, outcomesOf } from '../fake/executor.ts'
 import { newJob } from './jobs.ts'
@@ -83,7 +84,7 @@ describe('post with keeper-namespace', () => {
   const inputs = { phase: 'post', release: 'app', 'harvest-logs': 'none', 'keeper-namespace': 'job-sweeper' }
   const failed = newJob({ name: 'app-migrate', release: 'app', status: 'failed', finalizers: ['example.com/other'] })
 
-  test('a keeper runs for the Job: its finalizer comes in the TTL’s patch, a strategic merge that keeps the Job’s own', async () => {
+  test('a keeper runs for the Job: its finalizer comes in the patch of its TTL’s policy, a strategic merge that keeps the Job’s own; no TTL until the archive', async () => {
     const ex = executorOf(inputs, [failed])
     const lease = { ...fresh, renewedAt: new Date(ex.clock.now()) }
     const result = await ex.execute(undefined, undefined, { keeper: { namespace: 'job-sweeper', lease } })
@@ -94,8 +95,12 @@ describe('post with keeper-namespace', () => {
     expect((patch[2] as { metadata: { finalizers: string[] } }).metadata.finalizers).toEqual([LOGS_FINALIZER])
     const job = ex.client.job('prod', 'app-migrate')
     expect(job?.metadata?.finalizers).toEqual(['example.com/other', LOGS_FINALIZER])
-    expect(job?.spec?.ttlSecondsAfterFinished).toBe(86400)
-    expect(ex.log.join('\n')).toContain('Job prod/app-migrate (failed): ttlSecondsAfterFinished 86400; held for the keeper (job-sweeper.io/logs)')
+    // The TTL starts after the archive: the keeper writes the one of its outcome as it lets go.
+    expect(job?.spec?.ttlSecondsAfterFinished).toBeUndefined()
+    expect(job?.metadata?.annotations?.[TTL_AFTER_ARCHIVE]).toBe('ttl 1h, failure-grace 1d')
+    expect(ex.log.join('\n')).toContain(
+      `Job prod/app-migrate (failed): no ttlSecondsAfterFinished until the keeper archived its logs (${TTL_AFTER_ARCHIVE}: ttl 1h, failure-grace 1d, the one of its outcome written as its hold is let go); held for the keeper (job-sweeper.io/logs)`
+    )
   })
 
   test('positive control: no keeper running (its Lease not renewed for a minute): the TTL alone, by merge patch, and the log says why', async () => {
@@ -109,6 +114,9 @@ describe('post with keeper-namespace', () => {
     const job = ex.client.job('prod', 'app-migrate')
     expect(job?.metadata?.finalizers).toEqual(['example.com/other'])
     expect(job?.spec?.ttlSecondsAfterFinished).toBe(86400)
-    expect(ex.log.join('\n')).toContain('not held for the keeper: no keeper: its Lease job-sweeper-keeper was last renewed 60s ago (it lasts 30s)')
+    expect(job?.metadata?.annotations?.[TTL_AFTER_ARCHIVE]).toBeUndefined()
+    expect(ex.log.join('\n')).toContain(
+      'not held for the keeper: no keeper: its Lease job-sweeper-keeper was last renewed 60s ago (it lasts 30s), so the TTL runs from its finish'
+    )
   })
 })
