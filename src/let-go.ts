@@ -8,13 +8,14 @@
 // runs, is released with a Warning Event LogsNotArchived saying so. Nothing is left held by a keeper
 // that is gone, so nothing waits on one. The Lease is released at the end.
 import { KubeJobsClient } from './kube/client.ts'
-import type { Clock } from './kube/clock.ts'
+import { realClock, type Clock } from './kube/clock.ts'
 import { apiErrorMessage } from './kube/errors.ts'
 import type { JobRecord } from './kube/job-record.ts'
 import type { JobsClient } from './kube/jobs-client.ts'
 import { loadKubeConfig } from './kube/kubeconfig.ts'
-import { KEEPER_LEASE, KEEPER_SCOPE_ANNOTATION, runIdentity, takeLeases, type RunLeases } from './kube/lease.ts'
+import { ALL_NAMESPACES, isExpired, KEEPER_LEASE, KEEPER_SCOPE_ANNOTATION, runIdentity, takeLeases, type RunLeases } from './kube/lease.ts'
 import { ClusterUnreachable } from './kube/retry.ts'
+import { keeperLeaseOf } from './observe/keeper-lease.ts'
 import { archiveJob, giveUp, setHold, ttlWords } from './execute/keep.ts'
 import { isArchived, isHeld } from './plan/keeper.ts'
 import { isFinished } from './plan/predicates.ts'
@@ -26,6 +27,7 @@ import PQueue from 'p-queue'
 
 /** How long it waits for a running keeper to stop: its Lease lasts 30 s after its last renewal. */
 const KEEPER_STOP_WAIT_MS = 90_000
+const POLL_MS = 2_000
 
 /** What let-go works through: the real client and store, or (tests) fakes and a fake clock. */
 export interface LetGoOptions {
@@ -33,6 +35,65 @@ export interface LetGoOptions {
   signal: AbortSignal
   mask: (secret: string) => void
   connect?: () => { client: JobsClient & { close(): Promise<void> }; sink: LogSink; clock?: Clock }
+}
+
+/**
+ * The keeper's Lease, taken for let-go once no keeper leads (its Lease free or expired); or
+ * 'elsewhere': a keeper leads that keeps none of let-go's namespaces (the chart's upgrade that
+ * shrank `namespaces` while the keeper stays), whose Lease is left to it; or 'refused': a keeper
+ * keeping some of them still leads after KEEPER_STOP_WAIT_MS (said in the log).
+ */
+async function takeOrPass(
+  client: JobsClient,
+  namespace: string,
+  settings: KeeperSettings,
+  options: { log: (line: string) => void; signal: AbortSignal; clock: Clock },
+  scope: string
+): Promise<RunLeases | 'elsewhere' | 'refused'> {
+  const { log, signal, clock } = options
+  const where = `Lease ${namespace}/${KEEPER_LEASE}`
+  let waitingFor: string | undefined
+  for (const started = clock.now(); ;) {
+    const current = await client.getLease(namespace, KEEPER_LEASE)
+    const holder = current?.spec?.holderIdentity || undefined
+    const keeps = keeperLeaseOf(current)?.namespaces ?? []
+    if (current !== undefined && holder !== undefined && !isExpired(current, new Date(clock.now()))) {
+      // A Lease that names no namespace (another let-go's) keeps them all apart: it is waited for.
+      const apart = !settings.allNamespaces && keeps.length > 0 && !keeps.includes(ALL_NAMESPACES) && !settings.namespaces.some((n) => keeps.includes(n))
+      if (apart) {
+        log(`keeper --let-go: the keeper leading (${holder}, ${where}) keeps ${keeps.join(', ')}, none of ${scope}: its Lease is left to it`)
+        return 'elsewhere'
+      }
+    } else {
+      try {
+        return await takeLeases([namespace], {
+          client,
+          name: KEEPER_LEASE,
+          holder: `${runIdentity(process.env)} (keeper --let-go)`,
+          scope: 'keeper --let-go: letting go of the keeper’s holds',
+          // Held by let-go, the Lease keeps nothing: post holds no Job for it.
+          annotations: { [KEEPER_SCOPE_ANNOTATION.namespaces]: '', [KEEPER_SCOPE_ANNOTATION.selector]: '' },
+          waitSeconds: 0, // taken by another meanwhile: read again
+          info: () => undefined,
+          signal,
+          clock,
+          onLost: (warning) => log(`keeper --let-go: ${warning}`)
+        })
+      } catch (e) {
+        if (e instanceof ClusterUnreachable) throw e
+      }
+    }
+    if (clock.now() - started >= KEEPER_STOP_WAIT_MS || signal.aborted) {
+      const who = (await client.getLease(namespace, KEEPER_LEASE).catch(() => undefined))?.spec?.holderIdentity ?? holder
+      log(`keeper --let-go: a keeper still runs (${who ?? 'unknown'}, ${where}): stop it first; nothing was let go`)
+      return 'refused'
+    }
+    if (holder !== undefined && holder !== waitingFor) {
+      log(`keeper --let-go: waiting for the keeper ${holder} to stop (${where})`)
+      waitingFor = holder
+    }
+    await clock.sleep(POLL_MS, signal).catch(() => undefined)
+  }
 }
 
 /** Lets go every Job the keeper holds in its namespaces; 0 when none is left held, 1 otherwise. */
@@ -45,34 +106,14 @@ export async function letGo(settings: KeeperSettings, options: LetGoOptions): Pr
   let leases: RunLeases | undefined
   try {
     const leaseNamespace = settings.leaseNamespace ?? client.defaultNamespace
-    const lease = `Lease ${leaseNamespace}/${KEEPER_LEASE}`
-    try {
-      leases = await takeLeases([leaseNamespace], {
-        client,
-        name: KEEPER_LEASE,
-        holder: `${runIdentity(process.env)} (keeper --let-go)`,
-        scope: 'keeper --let-go: letting go of the keeper’s holds',
-        // Held by let-go, the Lease keeps nothing: post holds no Job for it.
-        annotations: { [KEEPER_SCOPE_ANNOTATION.namespaces]: '', [KEEPER_SCOPE_ANNOTATION.selector]: '' },
-        waitSeconds: KEEPER_STOP_WAIT_MS / 1000,
-        info: (line) => log(`keeper --let-go: ${line.replace('another run on the same scope', 'the keeper')}`),
-        signal,
-        clock: connected?.clock,
-        onLost: (warning) => log(`keeper --let-go: ${warning}`)
-      })
-    } catch (e) {
-      if (e instanceof ClusterUnreachable) throw e
-      const holder = (await client.getLease(leaseNamespace, KEEPER_LEASE).catch(() => undefined))?.spec?.holderIdentity
-      log(
-        `keeper --let-go: ${holder ? `a keeper still runs (${holder}, ${lease}): stop it first` : `could not take ${lease} (${apiErrorMessage(e)})`}; nothing was let go`
-      )
-      return 1
-    }
-    for (const warning of leases.warnings) log(`keeper --let-go: ${warning}`)
+    const scope = settings.allNamespaces ? 'all namespaces' : settings.namespaces.join(', ')
+    const taken = await takeOrPass(client, leaseNamespace, settings, { log, signal, clock: connected?.clock ?? realClock }, scope)
+    if (taken === 'refused') return 1
+    leases = taken === 'elsewhere' ? undefined : taken
+    for (const warning of leases?.warnings ?? []) log(`keeper --let-go: ${warning}`)
 
     const held: JobRecord[] = []
     for (const namespace of settings.allNamespaces ? [undefined] : settings.namespaces) held.push(...(await client.listJobs(namespace)).jobs.filter(isHeld))
-    const scope = settings.allNamespaces ? 'all namespaces' : settings.namespaces.join(', ')
     const counts = { archived: 0, released: 0, unarchived: 0, failed: 0 }
     const queue = new PQueue({ concurrency: settings.concurrency })
     const keep = { maxBytes: settings.maxLogBytes, lastLines: 0 }

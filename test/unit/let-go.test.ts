@@ -115,3 +115,18 @@ test('positive control: a keeper still leads (renewing its Lease): let-go waits,
   expect(log.at(-1)).toBe(`keeper --let-go: a keeper still runs (keeper-0, Lease job-sweeper/${KEEPER_LEASE}): stop it first; nothing was let go`)
   expect(client.lease('job-sweeper', KEEPER_LEASE)?.spec?.holderIdentity).toBe('keeper-0')
 })
+
+test('a keeper leads that keeps none of its namespaces (the chart’s namespaces shrunk): let-go lets go of the ones dropped at once, and leaves the Lease to it', async () => {
+  const { clock, client, log, run } = setup(archivedHeld('app-migrate'))
+  client.putLease('job-sweeper', {
+    metadata: { name: KEEPER_LEASE, annotations: { [KEEPER_SCOPE_ANNOTATION.namespaces]: 'staging,qa' } },
+    spec: { holderIdentity: 'keeper-0', leaseDurationSeconds: LEASE_DURATION_SECONDS, renewTime: new Date(clock.now()) as never }
+  })
+  expect(await run()).toBe(0)
+  expect(log[0]).toBe(
+    `keeper --let-go: the keeper leading (keeper-0, Lease job-sweeper/${KEEPER_LEASE}) keeps staging, qa, none of prod: its Lease is left to it`
+  )
+  expect(client.job('prod', 'app-migrate')?.metadata?.finalizers).toEqual([])
+  expect(client.lease('job-sweeper', KEEPER_LEASE)?.spec?.holderIdentity).toBe('keeper-0')
+  expect(client.callsOf('replaceLease')).toEqual([])
+})
