@@ -131,7 +131,10 @@ for (const [entry, outfile, apart] of [
 // action's entry (action.yml: dist/index.js) and the CLI's (package.json bin).
 for (const [entry, outfile] of [
   ['src/launch/action.ts', 'dist/index.js'],
-  ['src/launch/cli.ts', 'dist/cli/job-sweeper.mjs']
+  ['src/launch/cli.ts', 'dist/cli/job-sweeper.mjs'],
+  // The helm sweep plugin's entry (plugin.yaml, scripts/helm-sweep.sh): it runs helm and the CLI
+  // beside it as child processes, and loads no engine itself.
+  ['src/cli/helm-sweep.ts', 'dist/cli/helm-sweep.mjs']
 ]) {
   await build({ ...options, entryPoints: [join(top, entry)], outfile: join(top, outfile) })
 }

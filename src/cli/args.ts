@@ -10,7 +10,7 @@ import { isKubeconfigPath } from '../settings/kubeconfig-input.ts'
 import { ACTION_ONLY, INPUT, PHASES, type Phase } from '../settings/settings.ts'
 
 /** Inputs that are true/false: a bare `--dry-run` means `--dry-run=true`. */
-const BOOLEAN_INPUTS: string[] = [
+export const BOOLEAN_INPUTS: string[] = [
   INPUT.dryRun,
   INPUT.includeHooks,
   INPUT.allNamespaces,
