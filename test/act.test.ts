@@ -10,6 +10,7 @@ import type { V1Job } from '@kubernetes/client-node'
 import { artifactsIn, buildAct, repository, runAct, stepLog, stepResult, stepSummary, zipEntries, zipEntry, type ActRun } from './act/act.ts'
 import { createJob, eventually, getJob, jobCondition, kubeConfig, kubectl, podsOfJob, testCluster, waitForJobCondition } from './cluster/testenv.ts'
 import { chart, helmChart, release, releaseAnnotations, useScenario } from './scenario.ts'
+import { testNeeding } from './cluster/prerequisites.ts'
 
 // No decoy may get a TTL or job-sweeper's annotations.
 const scenario = useScenario('act', async (decoys) => {
@@ -26,6 +27,9 @@ beforeAll(() => {
 
 const secrets = (): Record<string, string> => ({ KUBECONFIG_FILE: testCluster().kubeconfig })
 
+// The tests that read the artifacts act's server holds need zipinfo and unzip: skipped, and said, where they are missing (required under CI=true).
+const zipTest = testNeeding('unzip')
+
 /** A container's log as `kubectl logs` prints it. */
 function kubectlLogs(namespace: string, pod: string): string {
   const logs = kubectl('logs', '-n', namespace, pod)
@@ -40,7 +44,7 @@ function expectNoSecrets(run: ActRun): void {
   expect([run.log.includes(token), run.log.includes(testCluster().kubeconfig)]).toEqual([false, false])
 }
 
-test('pre clears the prior migration Job, helm upgrade goes through, a later step reads the outputs, and the post step sets the TTLs', async () => {
+zipTest('pre clears the prior migration Job, helm upgrade goes through, a later step reads the outputs, and the post step sets the TTLs', async () => {
   const { ns } = scenario
   expect(helmChart('install', ns, {}, '--wait', '--wait-for-jobs').code).toBe(0)
   const prior = await getJob(ns, `${release}-migrate`)
@@ -126,72 +130,79 @@ test('a phase that fails fails its step with the error in the log, and the post 
   expect((await getJob(ns, `${release}-migrate`))?.metadata?.uid).toBe(running.metadata?.uid)
 })
 
-test('the upgrade step fails on its failed migration: the post step runs all the same (post-if: always()), keeps the failed Job for failure-grace and fails', async () => {
-  const { ns } = scenario
-  expect(helmChart('install', ns, { hookJob: false }, '--wait', '--wait-for-jobs').code).toBe(0)
+zipTest(
+  'the upgrade step fails on its failed migration: the post step runs all the same (post-if: always()), keeps the failed Job for failure-grace and fails',
+  async () => {
+    const { ns } = scenario
+    expect(helmChart('install', ns, { hookJob: false }, '--wait', '--wait-for-jobs').code).toBe(0)
 
-  const artifacts = mkdtempSync(join(tmpdir(), 'job-sweeper-act-artifacts-'))
-  const run = await runAct(act, 'upgrade-fails.yml', { ACTION_DIR: repository, NAMESPACE: ns, CHART: chart }, secrets(), { artifacts })
-  expect(run.code).not.toBe(0)
-  const steps = ['job-sweeper', 'helm upgrade', 'never runs'].map((s) => [s, stepResult(run, 'deploy', 'Main', s)])
-  expect(steps).toEqual([
-    ['job-sweeper', 'success'],
-    ['helm upgrade', 'failure'],
-    ['never runs', undefined]
-  ])
-  expect(stepLog(run, 'deploy', 'Main', 'helm upgrade')).toContain('Error: UPGRADE FAILED')
-  // The post step runs after the failed upgrade, waits for the migration Job, and fails on its failure.
-  const post = stepLog(run, 'deploy', 'Post', 'job-sweeper')
-  expect(stepResult(run, 'deploy', 'Post', 'job-sweeper')).toBe('failure')
-  expect(post).toContain(`Job ${ns}/${release}-migrate (failed): ttlSecondsAfterFinished 10800`)
-  expect(post).toContain(`::error::Job ${ns}/${release}-migrate failed; kept for failure-grace 3h`)
-  const migrate = await getJob(ns, `${release}-migrate`)
-  expect([jobCondition(migrate), migrate?.spec?.ttlSecondsAfterFinished]).toEqual(['Failed', 10800])
-  // The failed post step uploaded the failed migration's logs all the same (upload-logs).
-  const zip = artifactsIn(artifacts).get('job-sweeper-logs-deploy-post') as string
-  const pod = (await podsOfJob(ns, migrate as V1Job))[0]
-  expect(zipEntries(zip)).toEqual([`${ns}/${release}-migrate/${pod}/migrate.log`, `${ns}/${release}-migrate/job.json`, 'job-sweeper-post.json'].sort())
-  expect(zipEntry(zip, `${ns}/${release}-migrate/${pod}/migrate.log`).toString()).toBe(kubectlLogs(ns, pod))
-})
+    const artifacts = mkdtempSync(join(tmpdir(), 'job-sweeper-act-artifacts-'))
+    const run = await runAct(act, 'upgrade-fails.yml', { ACTION_DIR: repository, NAMESPACE: ns, CHART: chart }, secrets(), { artifacts })
+    expect(run.code).not.toBe(0)
+    const steps = ['job-sweeper', 'helm upgrade', 'never runs'].map((s) => [s, stepResult(run, 'deploy', 'Main', s)])
+    expect(steps).toEqual([
+      ['job-sweeper', 'success'],
+      ['helm upgrade', 'failure'],
+      ['never runs', undefined]
+    ])
+    expect(stepLog(run, 'deploy', 'Main', 'helm upgrade')).toContain('Error: UPGRADE FAILED')
+    // The post step runs after the failed upgrade, waits for the migration Job, and fails on its failure.
+    const post = stepLog(run, 'deploy', 'Post', 'job-sweeper')
+    expect(stepResult(run, 'deploy', 'Post', 'job-sweeper')).toBe('failure')
+    expect(post).toContain(`Job ${ns}/${release}-migrate (failed): ttlSecondsAfterFinished 10800`)
+    expect(post).toContain(`::error::Job ${ns}/${release}-migrate failed; kept for failure-grace 3h`)
+    const migrate = await getJob(ns, `${release}-migrate`)
+    expect([jobCondition(migrate), migrate?.spec?.ttlSecondsAfterFinished]).toEqual(['Failed', 10800])
+    // The failed post step uploaded the failed migration's logs all the same (upload-logs).
+    const zip = artifactsIn(artifacts).get('job-sweeper-logs-deploy-post') as string
+    const pod = (await podsOfJob(ns, migrate as V1Job))[0]
+    expect(zipEntries(zip)).toEqual([`${ns}/${release}-migrate/${pod}/migrate.log`, `${ns}/${release}-migrate/job.json`, 'job-sweeper-post.json'].sort())
+    expect(zipEntry(zip, `${ns}/${release}-migrate/${pod}/migrate.log`).toString()).toBe(kubectlLogs(ns, pod))
+  }
+)
 
-test('a run cancelled (SIGINT, as a runner cancels) while post waits: it stops, and uploads the logs it saved before (upload-logs)', async () => {
-  const { ns } = scenario
-  await createJob({ namespace: ns, name: `${release}-seed`, behaviour: 'fail', annotations: releaseAnnotations(ns) })
-  const running = await createJob({ namespace: ns, name: `${release}-migrate`, behaviour: 'hold', annotations: releaseAnnotations(ns) })
-  await waitForJobCondition(ns, `${release}-seed`, 'Failed')
-  await eventually(
-    'the migration Job running',
-    () => getJob(ns, `${release}-migrate`),
-    (j) => j?.status?.active === 1
-  )
-  const artifacts = mkdtempSync(join(tmpdir(), 'job-sweeper-act-artifacts-'))
-  const logsDir = mkdtempSync(join(tmpdir(), 'job-sweeper-act-logs-'))
-  const outputsFile = join(mkdtempSync(join(tmpdir(), 'job-sweeper-act-outputs-')), 'outputs.json')
+zipTest(
+  'a run cancelled (SIGINT, as a runner cancels) while post waits: it stops, and uploads the logs it saved before (upload-logs)',
+  async () => {
+    const { ns } = scenario
+    await createJob({ namespace: ns, name: `${release}-seed`, behaviour: 'fail', annotations: releaseAnnotations(ns) })
+    const running = await createJob({ namespace: ns, name: `${release}-migrate`, behaviour: 'hold', annotations: releaseAnnotations(ns) })
+    await waitForJobCondition(ns, `${release}-seed`, 'Failed')
+    await eventually(
+      'the migration Job running',
+      () => getJob(ns, `${release}-migrate`),
+      (j) => j?.status?.active === 1
+    )
+    const artifacts = mkdtempSync(join(tmpdir(), 'job-sweeper-act-artifacts-'))
+    const logsDir = mkdtempSync(join(tmpdir(), 'job-sweeper-act-logs-'))
+    const outputsFile = join(mkdtempSync(join(tmpdir(), 'job-sweeper-act-outputs-')), 'outputs.json')
 
-  const run = await runAct(act, 'cancelled.yml', { ACTION_DIR: repository, NAMESPACE: ns, LOGS_DIR: logsDir, OUTPUTS_FILE: outputsFile }, secrets(), {
-    artifacts
-  })
-  const log = stepLog(run, 'cancelled', 'Main', 'job-sweeper')
-  expect([stepResult(run, 'cancelled', 'Main', 'job-sweeper'), stepResult(run, 'cancelled', 'Main', 'read the outputs')]).toEqual(['failure', 'success'])
-  expect(log).toContain('the run was cancelled (SIGINT)')
-  expectNoSecrets(run)
+    const run = await runAct(act, 'cancelled.yml', { ACTION_DIR: repository, NAMESPACE: ns, LOGS_DIR: logsDir, OUTPUTS_FILE: outputsFile }, secrets(), {
+      artifacts
+    })
+    const log = stepLog(run, 'cancelled', 'Main', 'job-sweeper')
+    expect([stepResult(run, 'cancelled', 'Main', 'job-sweeper'), stepResult(run, 'cancelled', 'Main', 'read the outputs')]).toEqual(['failure', 'success'])
+    expect(log).toContain('the run was cancelled (SIGINT)')
+    expectNoSecrets(run)
 
-  // Both Jobs got their TTLs before the wait (the running one the longer, failure-grace: its outcome
-  // is not known yet); the running one is still there, running.
-  expect((await getJob(ns, `${release}-seed`))?.spec?.ttlSecondsAfterFinished).toBe(86400)
-  const migrate = await getJob(ns, `${release}-migrate`)
-  expect([migrate?.metadata?.uid, migrate?.status?.active, migrate?.spec?.ttlSecondsAfterFinished]).toEqual([running.metadata?.uid, 1, 86400])
+    // Both Jobs got their TTLs before the wait (the running one the longer, failure-grace: its outcome
+    // is not known yet); the running one is still there, running.
+    expect((await getJob(ns, `${release}-seed`))?.spec?.ttlSecondsAfterFinished).toBe(86400)
+    const migrate = await getJob(ns, `${release}-migrate`)
+    expect([migrate?.metadata?.uid, migrate?.status?.active, migrate?.spec?.ttlSecondsAfterFinished]).toEqual([running.metadata?.uid, 1, 86400])
 
-  // What it saved before the cancellation is in the artifact, byte for byte as on the runner's disk.
-  const outputs = JSON.parse(readFileSync(outputsFile, 'utf8')) as Record<string, string>
-  expect(outputs['logs-artifact']).toBe('job-sweeper-logs-cancelled-post')
-  expect(outputs['logs-artifact-url']).toMatch(/\/actions\/runs\/\d+\/artifacts\/\d+$/)
-  const zip = artifactsIn(artifacts).get('job-sweeper-logs-cancelled-post') as string
-  const pod = (await podsOfJob(ns, (await getJob(ns, `${release}-seed`)) as V1Job))[0]
-  const keys = [`${ns}/${release}-seed/${pod}/main.log`, `${ns}/${release}-seed/job.json`]
-  expect(zipEntries(zip)).toEqual([...keys, 'job-sweeper-post.json'].sort())
-  for (const key of keys) expect([key, zipEntry(zip, key).equals(readFileSync(join(logsDir, key)))]).toEqual([key, true])
-  expect(zipEntry(zip, `${ns}/${release}-seed/${pod}/main.log`).toString()).toBe(kubectlLogs(ns, pod))
-  const report = JSON.parse(zipEntry(zip, 'job-sweeper-post.json').toString()) as { errors: string[] }
-  expect(report.errors.join('\n')).toContain('the run was cancelled (SIGINT)')
-}, 150_000)
+    // What it saved before the cancellation is in the artifact, byte for byte as on the runner's disk.
+    const outputs = JSON.parse(readFileSync(outputsFile, 'utf8')) as Record<string, string>
+    expect(outputs['logs-artifact']).toBe('job-sweeper-logs-cancelled-post')
+    expect(outputs['logs-artifact-url']).toMatch(/\/actions\/runs\/\d+\/artifacts\/\d+$/)
+    const zip = artifactsIn(artifacts).get('job-sweeper-logs-cancelled-post') as string
+    const pod = (await podsOfJob(ns, (await getJob(ns, `${release}-seed`)) as V1Job))[0]
+    const keys = [`${ns}/${release}-seed/${pod}/main.log`, `${ns}/${release}-seed/job.json`]
+    expect(zipEntries(zip)).toEqual([...keys, 'job-sweeper-post.json'].sort())
+    for (const key of keys) expect([key, zipEntry(zip, key).equals(readFileSync(join(logsDir, key)))]).toEqual([key, true])
+    expect(zipEntry(zip, `${ns}/${release}-seed/${pod}/main.log`).toString()).toBe(kubectlLogs(ns, pod))
+    const report = JSON.parse(zipEntry(zip, 'job-sweeper-post.json').toString()) as { errors: string[] }
+    expect(report.errors.join('\n')).toContain('the run was cancelled (SIGINT)')
+  },
+  150_000
+)

@@ -8,6 +8,10 @@ import type { JobOutcome, RunResult } from '../src/execute/outcome.ts'
 import { buildReport } from '../src/report/summary.ts'
 import { PAGE_WIDTH, pngSize, renderInBrowser, screenshot, summaryPage, type RenderedSummary } from './summary/page.ts'
 import { HOSTILE, richRun } from './summary/rich-run.ts'
+import { testNeeding } from './cluster/prerequisites.ts'
+
+// Skipped, and said at the start and the end of npm test, where no Chromium is found (required under CI=true).
+const browserTest = testNeeding('chromium')
 
 let rich: RenderedSummary
 let page: string
@@ -16,7 +20,7 @@ beforeAll(() => {
   rich = renderInBrowser(page)
 })
 
-test('one table: the outcome columns, one row per Job, log paths as code', () => {
+browserTest('one table: the outcome columns, one row per Job, log paths as code', () => {
   expect(rich.tables).toHaveLength(1)
   const [table] = rich.tables
   expect(table.columns).toEqual(['Job', 'Status', 'Outcome', 'Finished', 'Logs (in logs-dir)', 'Reason'])
@@ -32,7 +36,7 @@ test('one table: the outcome columns, one row per Job, log paths as code', () =>
   expect(rich.headline).toBe(`❌ 1 failed: ${HOSTILE.error}`)
 })
 
-test("each failed Job's log tail is a collapsed <details> block, its lines as text", () => {
+browserTest("each failed Job's log tail is a collapsed <details> block, its lines as text", () => {
   expect(rich.details).toEqual([
     {
       summary: 'Last lines of failed Job shop-seed: shop/shop-seed/shop-seed-9bq4z/seed.log',
@@ -42,7 +46,7 @@ test("each failed Job's log tail is a collapsed <details> block, its lines as te
   ])
 })
 
-test('markup from the cluster — in a Job name, an annotation, a log tail, an error — stays text: no element made of it, nothing ran', () => {
+browserTest('markup from the cluster — in a Job name, an annotation, a log tail, an error — stays text: no element made of it, nothing ran', () => {
   expect({ scripts: rich.scripts, handlers: rich.handlers, images: rich.images, pwned: rich.pwned }).toEqual({
     scripts: 0,
     handlers: 0,
@@ -56,13 +60,13 @@ test('markup from the cluster — in a Job name, an annotation, a log tail, an e
   expect(rich.details[0].pre[0]).toContain(`${HOSTILE.logLine}\n${HOSTILE.annotation}`)
 })
 
-test('control: the same strings unescaped do become elements and run, so the test above can fail', () => {
+browserTest('control: the same strings unescaped do become elements and run, so the test above can fail', () => {
   const raw = renderInBrowser(summaryPage(`| Job |\n| --- |\n| ${HOSTILE.name} |\n\n${HOSTILE.annotation}\n\n<b onmouseover=x>ci</b>`))
   expect({ scripts: raw.scripts, images: raw.images, handlers: raw.handlers }).toEqual({ scripts: 1, images: 1, handlers: 2 })
   expect(raw.pwned).not.toBeNull()
 })
 
-test('a screenshot of the whole page is a PNG of its size', () => {
+browserTest('a screenshot of the whole page is a PNG of its size', () => {
   const dir = mkdtempSync(join(tmpdir(), 'job-sweeper-shot-'))
   try {
     const png = join(dir, 'summary.png')
@@ -74,7 +78,7 @@ test('a screenshot of the whole page is a PNG of its size', () => {
   }
 })
 
-test('5,000 Jobs: under 1 MiB, and the browser shows the rows that matter, then 50 others in a collapsed block', () => {
+browserTest('5,000 Jobs: under 1 MiB, and the browser shows the rows that matter, then 50 others in a collapsed block', () => {
   const outcomes: JobOutcome[] = Array.from({ length: 5000 }, (_, i) => ({
     namespace: 'shop',
     name: `job-${String(i).padStart(4, '0')}`,

@@ -17,7 +17,8 @@ import { freePort, isAlive, logTail, recordedPid, startProcess, stopProcesses, w
 import { S3_SERVER, s3Env, startS3Server, type S3Server } from './s3.ts'
 import { FAKE_NODE_NAME, fakeNode, kwokConfig } from './kwok.ts'
 import { apiServerCertFile, apiServerPid, apiServerCommand, httpsOk, startApiServer, waitForApiServer } from './apiserver.ts'
-import { newKubeletToken, NODE_PROCESSES, realNodePod, realNodeUnsupported, startRealNode, stopRealNode, type RealNode } from './node.ts'
+import { newKubeletToken, NODE_PROCESSES, realNodeHost, realNodePod, realNodeUnsupported, startRealNode, stopRealNode, type RealNode } from './node.ts'
+import { decide, thisHost } from './prerequisites.ts'
 
 const here = dirname(fileURLToPath(import.meta.url))
 
@@ -271,8 +272,9 @@ export async function startCluster(dir: string, log: (line: string) => void = ()
     const nodeBin = nodeBinDir()
     const realNodeSkipped = realNodeUnsupported(nodeBin)
     if (realNodeSkipped) {
-      if (process.env.JOB_SWEEPER_REQUIRE_REAL_NODE === '1')
-        throw new Error(`JOB_SWEEPER_REQUIRE_REAL_NODE=1, but this machine cannot run the real node: ${realNodeSkipped}`)
+      // Required under CI=true where the host can run one (root, cgroup v1), or with JOB_SWEEPER_REQUIRE_REAL_NODE=1.
+      const decision = decide('real node', `no real node: ${realNodeSkipped}`, thisHost(realNodeHost()))
+      if ('fail' in decision) throw new Error(decision.fail)
       log(`no real node: ${realNodeSkipped}; the tests that need one are skipped`)
     } else {
       realNode = await startRealNode(core, {

@@ -7,6 +7,7 @@
 import { rmSync } from 'node:fs'
 import { stopCluster } from './cluster.ts'
 import { armExitWatchdog } from './exit-watchdog.ts'
+import { skippedReport, skippedTools } from './prerequisites.ts'
 
 /** How long jest may take to exit after this teardown before the watchdog names what keeps it. */
 const EXIT_GRACE_MS = 30_000
@@ -17,6 +18,9 @@ export default async function globalTeardown(): Promise<void> {
     await stopCluster(dir)
     rmSync(dir, { recursive: true, force: true })
   }
+  // The tests skipped for want of an outside tool, said again after jest's own summary.
+  const skipped = skippedReport(Object.values(skippedTools()))
+  if (skipped) console.error(skipped)
   const open = process.getActiveResourcesInfo()
   if (open.length > 0) console.error(`\nstill open in jest's main process after the teardown: ${open.join(', ')}\n${openHandles().join('\n')}`)
   armExitWatchdog(EXIT_GRACE_MS)

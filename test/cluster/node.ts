@@ -90,15 +90,29 @@ export interface MachineBefore {
   createdDirs: string[]
 }
 
+/**
+ * Why this host can never run the real node (not root; not a cgroup v1 host, as GitHub's hosted
+ * runners are not), or undefined. scripts/tools.sh's real_node_host says the same in the shell.
+ */
+export function realNodeHost(): string | undefined {
+  const why = [
+    ...(process.getuid?.() !== 0 ? ['root (network namespaces, cgroups, mounts)'] : []),
+    ...(existsSync(join(CGROUP_V1, 'memory', 'cgroup.procs')) ? [] : [`a cgroup v1 host (this one has no ${CGROUP_V1}/memory: cgroup v2)`])
+  ]
+  return why.length ? `the real node needs ${why.join(' and ')}` : undefined
+}
+
 /** Why this machine cannot run the real node, or undefined when it can. */
 export function realNodeUnsupported(nodeBin: string): string | undefined {
-  if (process.getuid?.() !== 0) return 'it needs root (network namespaces, cgroups, mounts)'
+  const host = realNodeHost()
+  if (host) return host
   for (const binary of ['containerd', 'containerd-shim-runc-v2', 'runc', 'registry', 'pause', 'forward']) {
-    if (!existsSync(join(nodeBin, binary))) return `${join(nodeBin, binary)} was not built (test/cluster/build.sh says why)`
+    if (existsSync(join(nodeBin, binary))) continue
+    // build.sh leaves the reason it did not build the node's runtime (a missing gcc, a Debian package).
+    const notBuilt = join(nodeBin, '.not-built')
+    return existsSync(notBuilt) ? readFileSync(notBuilt, 'utf8').trim() : `${join(nodeBin, binary)} was not built (test/cluster/build.sh says why)`
   }
   if (!existsSync('/bin/busybox')) return "no /bin/busybox (Debian's busybox-static) for the test image"
-  if (!existsSync(join(CGROUP_V1, 'memory', 'cgroup.procs')))
-    return `no cgroup v1 memory hierarchy at ${CGROUP_V1}/memory (this node is set up for cgroup v1 hosts)`
   for (const plugin of ['bridge', 'host-local', 'loopback']) {
     if (!existsSync(join(CNI_BIN, plugin))) return `no CNI plugin ${CNI_BIN}/${plugin} (Debian's containernetworking-plugins)`
   }

@@ -3,10 +3,11 @@
 // then loaded in headless Chromium. A probe script at the end of the page reports the structure the
 // browser built: tables, <details> blocks, and any markup from the cluster that became elements.
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { marked } from 'marked'
+import { chromiumCandidates, findChromium } from '../cluster/prerequisites.ts'
 
 /** What the probe saw in the browser's DOM. */
 export interface RenderedSummary {
@@ -78,9 +79,8 @@ export function summaryPage(markdown: string): string {
 
 /** Debian's chromium (or CHROMIUM): the tests need a real browser, and say where none was found. */
 export function chromiumPath(): string {
-  const candidates = [process.env.CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].filter((c): c is string => !!c)
-  const found = candidates.find((c) => existsSync(c))
-  if (!found) throw new Error(`no Chromium found (tried ${candidates.join(', ')}): apt-get install chromium, or set CHROMIUM`)
+  const found = findChromium()
+  if (!found) throw new Error(`no Chromium found (tried ${chromiumCandidates().join(', ')}): apt-get install chromium, or set CHROMIUM`)
   return found
 }
 
