@@ -8,7 +8,10 @@
 set -euo pipefail
 ACT_VERSION=v0.2.89
 
-command -v go >/dev/null || export PATH="/usr/local/go/bin:$PATH"
+# Go >= 1.26 on PATH (or /usr/local/go/bin), or a message that says what is found and what is needed.
+# shellcheck source=tools.sh
+source "$(dirname "${BASH_SOURCE[0]}")/tools.sh"
+require_go
 cache=${JOB_SWEEPER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/job-sweeper}
 bin="$cache/act-$ACT_VERSION/act"
 if [ ! -x "$bin" ]; then

@@ -7,7 +7,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ACTIONLINT_VERSION=v1.7.12
 
-command -v go >/dev/null || export PATH="/usr/local/go/bin:$PATH"
+# Go >= 1.26 on PATH (or /usr/local/go/bin), or a message that says what is found and what is needed.
+# shellcheck source=tools.sh
+source "$(dirname "${BASH_SOURCE[0]}")/tools.sh"
+require_go
 cache=${JOB_SWEEPER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/job-sweeper}
 bin="$cache/actionlint-$ACTIONLINT_VERSION/actionlint"
 if [ ! -x "$bin" ]; then

@@ -10,7 +10,10 @@
 # Usage: scripts/public-charts.sh   downloads what is missing, prints NAME=DIRECTORY per chart
 set -euo pipefail
 
-command -v go >/dev/null || export PATH="/usr/local/go/bin:$PATH"
+# Go >= 1.26 on PATH (or /usr/local/go/bin), or a message that says what is found and what is needed.
+# shellcheck source=tools.sh
+source "$(dirname "${BASH_SOURCE[0]}")/tools.sh"
+require_go
 cache=${JOB_SWEEPER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/job-sweeper}/public-charts
 # The module cache is Go's own, under ours; -modcacherw so that `rm -rf` of the cache works.
 export GOMODCACHE="$cache/mod" GOFLAGS=-modcacherw GOTOOLCHAIN=local GO111MODULE=on

@@ -19,6 +19,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=versions.sh
 source "$here/versions.sh"
+# shellcheck source=../../scripts/tools.sh
+source "$here/../../scripts/tools.sh"
 
 bin="$JOB_SWEEPER_BIN"
 s3bin="$JOB_SWEEPER_S3_BIN"
@@ -44,7 +46,10 @@ have_all() {
   [ "$(cat "$nodebin/.node-src" 2>/dev/null)" = "$(node_src)" ] || return 1
   local b
   for b in "${all_binaries[@]}"; do [ -x "$bin/$b" ] || return 1; done
-  for b in "${node_binaries[@]}"; do [ -x "$nodebin/$b" ] || return 1; done
+  # The real node's runtime only where the host can run it (its absence is said below).
+  if real_node_host >/dev/null; then
+    for b in "${node_binaries[@]}"; do [ -x "$nodebin/$b" ] || return 1; done
+  fi
   [ -x "$s3bin/versitygw" ]
 }
 # Nothing to build: no lock, so a set that is ready never waits for another set's build.
@@ -53,6 +58,7 @@ if have_all; then
   exit 0
 fi
 
+require_go
 export CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=local
 mkdir -p "$bin" "$s3bin" "$nodebin" "$JOB_SWEEPER_CACHE/work"
 
@@ -153,28 +159,25 @@ build_plain helm "helm.sh/helm/v$helm_major/cmd/helm" "$HELM_VERSION" "-X helm.s
 build_kubernetes
 # The local S3 server, for the logs job-sweeper saves (about 1.5 minutes on 2 cores with cold Go caches).
 build_plain versitygw github.com/versity/versitygw/cmd/versitygw "$VERSITYGW_VERSION" "-X main.Version=$VERSITYGW_VERSION" "$s3bin"
-# The Debian packages the real node needs: runc's libseccomp headers, the CNI plugins (bridge,
-# host-local, loopback) and a static busybox for its shell image. Installed here when missing and
-# this is root with apt-get (as on CI); otherwise the node is not built, and says why.
-node_packages_missing() {
-  local missing=()
-  [ -f /usr/include/seccomp.h ] || missing+=(libseccomp-dev)
-  [ -x /usr/lib/cni/bridge ] || missing+=(containernetworking-plugins)
-  { [ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1; } || missing+=(busybox-static)
-  echo "${missing[@]}"
-}
+# The real node runs only as root on a cgroup v1 host; elsewhere (GitHub's hosted runners, a
+# contributor's own account) its runtime is not built. Where it can run, the Debian packages it
+# needs (gcc for runc's cgo, libseccomp's headers, the CNI plugins, a static busybox) are installed
+# when missing (scripts/tools.sh: as root, or with passwordless sudo); without them the node is not
+# built, the rest of the build goes on, and the reason is kept in $nodebin/.not-built, which
+# test/cluster/node.ts reports as the line that names what the tests that need the node miss.
 node_packages() {
-  local missing
-  missing=$(node_packages_missing)
-  [ -z "$missing" ] && return 0
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    say "installing Debian's $missing for the real node"
-    # shellcheck disable=SC2086
-    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing; } >/dev/null
-    missing=$(node_packages_missing)
+  local why missing
+  rm -f "$nodebin/.not-built"
+  if ! why=$(real_node_host); then
+    echo "$why" >"$nodebin/.not-built"
+    say "the real node's runtime is not built: $why; the tests that need it are skipped"
+    return 1
   fi
+  { install_groups node 2>&1 || true; } | while read -r line; do say "$line"; done
+  missing=$(missing_packages node)
   [ -z "$missing" ] && return 0
-  say "the real node is not built: it needs Debian's $missing (and root); the tests that need it are skipped"
+  echo "its runtime was not built: Debian's $missing missing (apt-get install $missing)" >"$nodebin/.not-built"
+  say "the real node's runtime is not built: it needs Debian's $missing (apt-get install $missing); the rest of the build goes on, and the tests that need the node are skipped"
   return 1
 }
 
