@@ -16,6 +16,7 @@ import { loadKubeConfig } from './kube/kubeconfig.ts'
 import { ALL_NAMESPACES, KEEPER_LEASE, KEEPER_SCOPE_ANNOTATION, RENEW_DEADLINE_MS, runIdentity, takeLeases } from './kube/lease.ts'
 import { DEFAULT_RETRY, RunCancelled } from './kube/retry.ts'
 import { archiveJob, giveUp, saveSoFar, setHold, ttlWords, type KeepOutcome } from './execute/keep.ts'
+import { gapLabel } from './plan/archive-state.ts'
 import { holdEndsAt, isArchived, isHeld, keeperStep } from './plan/keeper.ts'
 import { finishedAt, isFinished } from './plan/predicates.ts'
 import { failureReason, KeeperMetrics } from './report/keeper-metrics.ts'
@@ -189,7 +190,16 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
             if (finished) metrics.finishToArchive.observe(Math.max(0, (Date.now() - finished.getTime()) / 1000))
             entry.failures = []
             entry.retryMs = RETRY_MIN_MS
-            log(`archived ${jobName(job)} (${step.reason}): ${outcome.bytes ?? 0} bytes of logs to ${where}${ttlWords(outcome)}`)
+            const gaps = outcome.gaps ?? []
+            for (const reason of new Set(gaps.map((g) => g.reason))) metrics.incomplete.inc({ reason: gapLabel(reason) })
+            const state =
+              gaps.length === 0
+                ? 'complete'
+                : `incomplete: ${gaps
+                    .slice(0, 2)
+                    .map((g) => `${g.reason}: ${g.what}`)
+                    .join('; ')}`
+            log(`archived ${jobName(job)} (${step.reason}): ${outcome.bytes ?? 0} bytes of logs to ${where}, ${state}${ttlWords(outcome)}`)
           } else {
             entry.failures = outcome.failures ?? []
             for (const line of entry.failures) metrics.failures.inc({ reason: failureReason(line) })

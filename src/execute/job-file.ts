@@ -9,6 +9,7 @@ import { apiErrorMessage, statusCode } from '../kube/errors.ts'
 import { ClusterUnreachable } from '../kube/retry.ts'
 import { explainingUids } from '../observe/job-events.ts'
 import { failureReason } from '../observe/job-failure.ts'
+import type { ArchiveState } from '../plan/archive-state.ts'
 import type { PlannedJob } from '../plan/plan.ts'
 import type { Phase } from '../settings/settings.ts'
 import { SinkError, writeText, type LogSink } from '../store/sink.ts'
@@ -59,6 +60,12 @@ export interface JobFile {
   gone?: string[]
   /** What could not be saved: the Job is kept unless on-log-failure is delete. */
   failures: string[]
+  /**
+   * The keeper's archive: `complete` (every container run the Job's status counts has its whole log
+   * here) or `incomplete`, and what is missing and why (plan/archive-state.ts).
+   */
+  state?: 'complete' | 'incomplete'
+  missing?: { reason: string; what: string }[]
 }
 
 /** A phase, or the keeper (job-sweeper keeper). */
@@ -77,7 +84,7 @@ export function jobFile(
   logs: HarvestedLogs,
   pods: V1Pod[],
   events: { events?: CoreV1Event[]; error?: string },
-  saved: { phase: SavedBy; at: Date; workflowRun?: string; keeper?: string; attempt?: number }
+  saved: { phase: SavedBy; at: Date; workflowRun?: string; keeper?: string; attempt?: number; archive?: ArchiveState }
 ): JobFile {
   const status = p.job.status ?? {}
   const folder = `${jobKey(p)}/`
@@ -113,7 +120,9 @@ export function jobFile(
     })),
     neverRan: logs.neverRan ?? [],
     gone: logs.gone?.length ? logs.gone : undefined,
-    failures: logs.failures
+    failures: logs.failures,
+    state: saved.archive?.state,
+    missing: saved.archive?.gaps.map(({ reason, what }) => ({ reason, what }))
   }
 }
 
@@ -139,7 +148,7 @@ export async function saveJobFile(
   sink: LogSink,
   p: JobFileSubject,
   harvest: { logs: HarvestedLogs; pods: V1Pod[] },
-  saved: { phase: SavedBy; at: Date; workflowRun?: string; keeper?: string; attempt?: number }
+  saved: { phase: SavedBy; at: Date; workflowRun?: string; keeper?: string; attempt?: number; archive?: ArchiveState }
 ): Promise<string | undefined> {
   const events = await eventsOf(client, p, harvest.pods)
   const file = jobFile(p, harvest.logs, harvest.pods, events, saved)

@@ -10,6 +10,7 @@ import { toJobRecord, type JobRecord } from '../kube/job-record.ts'
 import { ClusterUnreachable } from '../kube/retry.ts'
 import { ARCHIVE_ANNOTATION, isHeld, LOGS_FINALIZER, withFinalizer, type KeeperStep } from '../plan/keeper.ts'
 import { TTL_AFTER_ARCHIVE, ttlAtRelease, type ReleaseTtl } from '../plan/release-ttl.ts'
+import { archiveState, podsEvidence, stateWords, type ArchiveGap } from '../plan/archive-state.ts'
 import { jobStatus } from '../plan/predicates.ts'
 import { SinkError, writeText, type LogSink } from '../store/sink.ts'
 import { saveJobFile } from './job-file.ts'
@@ -31,6 +32,8 @@ export interface KeepOutcome {
   failures?: string[]
   /** archive: which of this keeper's attempts at the Job this was (attempts/). */
   attempt?: number
+  /** archive: what its archive lacks (plan/archive-state.ts); empty when complete. */
+  gaps?: ArchiveGap[]
   /** The hold was let go, and the TTL post left to its release written with it (plan/release-ttl.ts). */
   ttl?: ReleaseTtl
 }
@@ -144,25 +147,48 @@ export async function archiveJob(
   const { attempt } = recorded
   // Logs saved while their pods were being deleted (saveSoFar), of pods gone since: listed too.
   const harvest = { ...harvested.harvest, logs: { ...harvested.harvest.logs, files: unionByFile(harvested.harvest.logs.files, earlier) } }
+  // complete only when every container run the Job counts has its whole log here; else what is missing, and why.
+  const archive = archiveState({
+    succeeded: job.status?.succeeded,
+    failed: job.status?.failed,
+    pods: podsEvidence(harvest.pods),
+    files: harvest.logs.files,
+    gone: harvest.logs.gone,
+    failures: harvest.logs.failures
+  })
   const fileFailure = await saveJobFile(client, sink, { ...subject, status: jobStatus(job), job }, harvest, {
     phase: 'keeper',
     at: now(),
     keeper: by.keeper,
-    attempt
+    attempt,
+    archive
   })
   const failures = [...harvest.logs.failures, ...(fileFailure ? [fileFailure] : [])]
   const bytes = harvest.logs.files.reduce((sum, f) => sum + f.bytes, 0)
   if (failures.length > 0) return { done: false, failures, bytes, attempt }
-  const cut = harvest.logs.files.filter((f) => f.truncated).length
+  const where = `${sink.where.replace(/\/$/, '')}/${jobKey(subject)}/`
+  if (archive.state === 'incomplete') await warnIncomplete(client, job, where, archive.gaps)
   const annotations = {
-    [ARCHIVE_ANNOTATION.where]: `${sink.where.replace(/\/$/, '')}/${jobKey(subject)}/`,
-    [ARCHIVE_ANNOTATION.state]: cut > 0 ? `complete, ${cut} log(s) cut at max-log-bytes` : 'complete',
+    [ARCHIVE_ANNOTATION.where]: where,
+    [ARCHIVE_ANNOTATION.state]: stateWords(archive),
     [ARCHIVE_ANNOTATION.at]: now().toISOString()
   }
   const patched = await patchCurrent(client, job, (j) => (isHeld(j) ? withFinalizer(j, false) : undefined), annotations)
   return patched === 'gone'
-    ? { done: true, gone: true, bytes, attempt }
-    : { done: true, bytes, attempt, job: patched.job, changed: patched.changed, ttl: patched.ttl }
+    ? { done: true, gone: true, bytes, attempt, gaps: archive.gaps }
+    : { done: true, bytes, attempt, gaps: archive.gaps, job: patched.job, changed: patched.changed, ttl: patched.ttl }
+}
+
+/** A `LogsIncomplete` Warning Event on the Job: its archive lacks these logs, and why (the annotation says so in short). */
+async function warnIncomplete(client: JobsClient, job: JobRecord, where: string, gaps: ArchiveGap[]): Promise<void> {
+  const what = gaps.map((g) => `${g.reason}: ${g.what}`)
+  const message = `job-sweeper keeper: its archive at ${where} is incomplete: ${what.slice(0, 5).join('; ')}${what.length > 5 ? `; and ${what.length - 5} more (job.json lists them)` : ''}`
+  try {
+    await client.recordEvent(job, { type: 'Warning', reason: 'LogsIncomplete', message: message.slice(0, 1000) })
+  } catch (e) {
+    // job.json and the annotation say it too; the archive goes ahead without the Event.
+    if (e instanceof ClusterUnreachable) throw e
+  }
 }
 
 /**

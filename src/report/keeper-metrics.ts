@@ -20,6 +20,12 @@ export class KeeperMetrics {
     labelNames: ['reason'],
     registers: [this.registry]
   })
+  readonly incomplete = new Counter({
+    name: 'job_sweeper_keeper_archives_incomplete_total',
+    help: 'Archives completed without every log the Job counts, by reason (one each per archive): pod_gone (a pod gone before its logs were read), run_gone (a container run the node no longer kept), read_failed (a log not read or not stored), cut (a log cut at max-log-bytes)',
+    labelNames: ['reason'],
+    registers: [this.registry]
+  })
   readonly held = new Counter({ name: 'job_sweeper_keeper_holds_total', help: 'Jobs the keeper added its finalizer to', registers: [this.registry] })
   readonly gaveUp = new Counter({
     name: 'job_sweeper_keeper_holds_given_up_total',

@@ -95,3 +95,72 @@ test('a save of a terminating pod the store refuses once (503) is tried again, a
     expect(await ran).toBe(0)
   }
 }, 30_000)
+
+/** Resolves with `read()` once `ok` holds (checked every 50 ms). */
+async function until<T>(read: () => T, ok: (value: T) => boolean): Promise<T> {
+  for (;;) {
+    const value = read()
+    if (ok(value)) return value
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+test('a failed Job whose pod was gone before any archive: archived `incomplete` (job.json, the annotation, a LogsIncomplete Warning Event, the metric); one with its pod there: `complete`', async () => {
+  const fake = new FakeJobsClient(realClock)
+  const client = Object.assign(fake, { close: async () => undefined }) as KeeperClient
+  const managed = { 'job-sweeper.io/managed': 'true' }
+  const failed = (name: string): V1Job => {
+    const shape = newJob({ name, status: 'failed', labels: managed, finalizers: [LOGS_FINALIZER] })
+    return { ...shape, status: { ...shape.status, failed: 1 } }
+  }
+  // Its one failed pod is gone (deleted by hand, or by the garbage collector): no pod to list.
+  fake.create(failed('lost'))
+  // The positive control: its failed pod is there, its log read.
+  const kept = fake.create(failed('kept'))
+  const ended = running(30)
+  fake.addPod(kept, { ...ended, metadata: { ...ended.metadata, name: 'kept-abc' }, status: { ...ended.status, phase: 'Failed' } }, { migrate: 'boom\n' })
+
+  const store = memoryStore(() => undefined)
+  const stop = new AbortController()
+  let address = ''
+  const lines: string[] = []
+  const ran = runKeeper(settings, {
+    log: (line) => lines.push(line),
+    signal: stop.signal,
+    mask: () => undefined,
+    serving: (a) => (address = a),
+    connect: () => ({ client, sink: store.sink })
+  })
+  try {
+    const state = (name: string) => (): string | undefined => fake.job('prod', name)?.metadata?.annotations?.['job-sweeper.io/logs-state']
+    const lost = await within(
+      until(state('lost'), (s) => s !== undefined),
+      15_000,
+      () => `lost archived; keeper said: ${lines.join(' | ')}`
+    )
+    expect(lost).toBe('incomplete: 1 pod(s) gone before their logs were read')
+    expect(
+      await within(
+        until(state('kept'), (s) => s !== undefined),
+        15_000,
+        () => 'kept archived'
+      )
+    ).toBe('complete')
+    const lostFile = JSON.parse(await store.stored('prod/lost/job.json'))
+    expect(lostFile).toMatchObject({
+      state: 'incomplete',
+      missing: [{ reason: 'pod-gone', what: '1 of its 1 ended pod(s): gone before their logs were read (deleted, or garbage-collected)' }],
+      logs: []
+    })
+    expect(JSON.parse(await store.stored('prod/kept/job.json'))).toMatchObject({ state: 'complete', missing: [], logs: [{ file: 'kept-abc/migrate.log' }] })
+    expect(fake.events.filter((e) => e.includes('LogsIncomplete'))).toEqual([
+      'prod/lost LogsIncomplete: job-sweeper keeper: its archive at /archive/prod/lost/ is incomplete: pod-gone: 1 of its 1 ended pod(s): gone before their logs were read (deleted, or garbage-collected)'
+    ])
+    const metrics = await (await fetch(`http://${address}/metrics`)).text()
+    expect(metrics).toMatch(/^job_sweeper_keeper_archives_incomplete_total\{reason="pod_gone"\} 1$/m)
+    expect(metrics).toMatch(/^job_sweeper_keeper_jobs_archived_total 2$/m)
+  } finally {
+    stop.abort()
+    expect(await ran).toBe(0)
+  }
+}, 30_000)
