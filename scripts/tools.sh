@@ -90,6 +90,12 @@ missing_packages() {
   echo "${missing[*]}"
 }
 
+# Exit 0 where a script may install Debian packages: apt-get, and root or passwordless sudo.
+can_install() {
+  command -v apt-get >/dev/null || return 1
+  [ "$(id -u)" = 0 ] || { command -v sudo >/dev/null && sudo -n true 2>/dev/null; }
+}
+
 # Installs Debian packages with apt-get: directly as root, with sudo where it needs no password
 # (GitHub's hosted runners), otherwise not at all (returns 1 and says the command that would).
 # Calls nothing when no package is named.

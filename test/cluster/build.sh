@@ -52,6 +52,12 @@ have_all() {
   fi
   [ -x "$s3bin/versitygw" ]
 }
+# The tests' outside tools (Chromium, unzip), installed like the real node's packages where this
+# machine lets a script install them; elsewhere the tests that need them are skipped, and npm test
+# names what is missing at its start and its end (test/cluster/prerequisites.ts).
+if [ -n "$(missing_packages tests)" ] && can_install; then
+  install_groups tests || true
+fi
 # Nothing to build: no lock, so a set that is ready never waits for another set's build.
 if have_all; then
   echo "$bin"

@@ -3,7 +3,7 @@
 // directly as root, through `sudo -n` where sudo needs no password (GitHub's hosted runners),
 // nothing at all where nothing is missing, and a line naming the command elsewhere.
 import { spawnSync } from 'node:child_process'
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 
@@ -23,21 +23,26 @@ interface Fakes {
 
 /** Runs `script` in bash after sourcing tools.sh, with the fakes first on PATH; returns its exit code, stderr and the calls made. */
 function run(script: string, fakes: Fakes): { code: number | null; stderr: string; calls: string[] } {
-  const bin = join(dir, 'bin')
-  const log = join(dir, 'calls')
+  const at = mkdtempSync(join(dir, 'run-'))
+  const bin = join(at, 'bin')
+  const log = join(at, 'calls')
   writeFileSync(log, '')
   const fake = (name: string, body: string): void => {
     writeFileSync(join(bin, name), `#!/bin/bash\necho "${name} $*" >> '${log}'\n${body}\n`)
     chmodSync(join(bin, name), 0o755)
   }
-  spawnSync('mkdir', ['-p', bin])
+  // Only the fakes, `env` and `true` on PATH: a real sudo on this machine is never reached.
+  const sys = join(at, 'sys')
+  mkdirSync(bin)
+  mkdirSync(sys)
+  for (const tool of ['env', 'true']) symlinkSync(`/usr/bin/${tool}`, join(sys, tool))
   fake('id', `[ "$1" = -u ] && echo ${fakes.uid}`)
   if (fakes.sudo) fake('sudo', fakes.sudo === 'password' ? 'exit 1' : '[ "$1" = -n ] && shift; exec "$@"')
   fake('apt-get', 'exit 0')
   if (fakes.goVersion) fake('go', `[ "$1 $2" = "env GOVERSION" ] && echo ${fakes.goVersion}`)
-  const r = spawnSync('bash', ['-c', `set -euo pipefail; source '${TOOLS}'; ${script}`], {
+  const r = spawnSync('/bin/bash', ['-c', `set -euo pipefail; source '${TOOLS}'; ${script}`], {
     encoding: 'utf8',
-    env: { PATH: `${bin}:/usr/bin:/bin`, HOME: dir }
+    env: { PATH: `${bin}:${sys}`, HOME: dir }
   })
   const calls = readFileSync(log, 'utf8')
     .split('\n')
@@ -108,4 +113,21 @@ test("the real node's host: not root is said, and the cgroup where it is v2", ()
   expect(out).toBe(
     v1 ? 'the real node needs root\nexit 1\n' : 'the real node needs root and a cgroup v1 host (this one has no /sys/fs/cgroup/memory: cgroup v2)\nexit 1\n'
   )
+})
+
+test('can_install: root or passwordless sudo, with apt-get', () => {
+  const answers = (
+    [
+      [0, undefined],
+      [1001, 'passwordless'],
+      [1001, 'password'],
+      [1001, undefined]
+    ] as const
+  ).map(([uid, sudo]) => [uid, sudo, run('can_install', { uid, sudo }).code])
+  expect(answers).toEqual([
+    [0, undefined, 0],
+    [1001, 'passwordless', 0],
+    [1001, 'password', 1],
+    [1001, undefined, 1]
+  ])
 })
