@@ -13,6 +13,10 @@ export const SWEEP_PREFIX = '--sweep-'
 /** job-sweeper flags helm sweep sets itself, from helm's flags and the render. */
 const DERIVED: string[] = [INPUT.release, INPUT.manifest, INPUT.namespace, INPUT.context, INPUT.kubeconfig, 'kubeconfig-env', 'json', INPUT.allNamespaces]
 
+/** job-sweeper flags only pre takes, and only post: each goes to its phase alone (the other would warn that it does nothing there). */
+const PRE_ONLY: string[] = [INPUT.onRunning, INPUT.preflight, INPUT.recreateStatefulSets]
+const POST_ONLY: string[] = [INPUT.ttl, INPUT.failureGrace, INPUT.waitForJobs, INPUT.failOnJobFailure, INPUT.keepLast, INPUT.groupBy]
+
 /** helm upgrade's flags that roll a failed upgrade back (Helm 3: --atomic; Helm 4: --rollback-on-failure, --atomic kept as its alias). */
 const ROLLBACK_FLAGS = ['--atomic', '--rollback-on-failure']
 
@@ -21,8 +25,10 @@ export interface HelmSweepCommand {
   helmArgs: string[]
   /** The same, for the render: without a --dry-run of the user's (the render sets its own). */
   renderArgs: string[]
-  /** job-sweeper's flags for pre and post, the prefix taken off (`--sweep-ttl 2h` is `--ttl 2h`). */
-  sweepArgs: string[]
+  /** job-sweeper's flags for pre, the prefix taken off (`--sweep-wait-timeout 5m` is `--wait-timeout=5m`): all but post's own. */
+  preArgs: string[]
+  /** The same for post: all but pre's own. */
+  postArgs: string[]
   /** --dry-run (helm's) or --sweep-dry-run: render and show pre's plan, change nothing. */
   dryRun: boolean
   /** The rollback flag given (--atomic, --rollback-on-failure), if any: it is warned about. */
@@ -58,7 +64,7 @@ const isTrue = (value: string): boolean => !['false', '0'].includes(value.toLowe
 
 /** Splits helm sweep's arguments after `upgrade`; throws UsageError on a --sweep- flag it cannot take. */
 export function parseHelmSweep(args: string[]): HelmSweepCommand {
-  const command: HelmSweepCommand = { helmArgs: [], renderArgs: [], sweepArgs: [], dryRun: false }
+  const command: HelmSweepCommand = { helmArgs: [], renderArgs: [], preArgs: [], postArgs: [], dryRun: false }
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]
     if (arg.startsWith(SWEEP_PREFIX)) {
@@ -72,7 +78,11 @@ export function parseHelmSweep(args: string[]): HelmSweepCommand {
         if (value === undefined) throw new UsageError(`Invalid ${arg}: expected a value after it`)
       }
       if (name === INPUT.dryRun) command.dryRun = value === undefined || isTrue(value)
-      else command.sweepArgs.push(value === undefined ? `--${name}` : `--${name}=${value}`)
+      else {
+        const flag = value === undefined ? `--${name}` : `--${name}=${value}`
+        if (!POST_ONLY.includes(name)) command.preArgs.push(flag)
+        if (!PRE_ONLY.includes(name)) command.postArgs.push(flag)
+      }
       continue
     }
     command.helmArgs.push(arg)

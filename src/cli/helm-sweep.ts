@@ -118,7 +118,6 @@ async function main(argv: string[]): Promise<number> {
     const manifest = join(dir, 'rendered.yaml')
     writeFileSync(manifest, render.stdout, { mode: 0o600 })
     const where = locationArgs(command, render.stdout)
-    const sweepFlags = command.sweepArgs
 
     say(`pre: job-sweeper pre --release ${release} --manifest <rendered> ${where.join(' ')}${command.dryRun ? ' --dry-run' : ''}`)
     const pre = await run(process.execPath, [
@@ -146,7 +145,7 @@ async function main(argv: string[]): Promise<number> {
     if (upgrade.code !== 0) say(`helm upgrade failed with exit code ${upgrade.code}; post runs all the same`)
 
     say(`post: job-sweeper post --release ${release} ${where.join(' ')}`)
-    const post = await run(process.execPath, [CLI, 'post', '--release', release, ...where, ...sweepFlags])
+    const post = await run(process.execPath, [CLI, 'post', '--release', release, ...where, ...command.postArgs])
     if (post.code !== 0) say(`post failed with exit code ${post.code}`)
     return upgrade.code || post.code
   } finally {

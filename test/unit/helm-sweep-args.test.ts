@@ -8,17 +8,16 @@ test('helm flags pass through untouched, in order; --sweep- flags go to job-swee
   const command = parseHelmSweep(args)
   expect(command.helmArgs).toEqual(['--install', 'app', './chart', '-f', 'values.yaml', '--set', 'a=b', '--wait'])
   expect(command.renderArgs).toEqual(command.helmArgs)
-  expect(command.sweepArgs).toEqual(['--wait-timeout=5m', '--ttl=2h'])
+  expect(command.preArgs).toEqual(['--wait-timeout=5m'])
+  expect(command.postArgs).toEqual(['--wait-timeout=5m', '--ttl=2h'])
   expect(command.dryRun).toBe(false)
   expect(command.rollback).toBeUndefined()
 })
 
 test('a bare boolean --sweep- flag means true; a following true/false is its value', () => {
-  expect(parseHelmSweep(['app', 'c', '--sweep-include-hooks', '--sweep-stream-logs', 'false', '--sweep-recreate-statefulsets']).sweepArgs).toEqual([
-    '--include-hooks',
-    '--stream-logs=false',
-    '--recreate-statefulsets'
-  ])
+  const command = parseHelmSweep(['app', 'c', '--sweep-include-hooks', '--sweep-stream-logs', 'false', '--sweep-recreate-statefulsets'])
+  expect(command.preArgs).toEqual(['--include-hooks', '--stream-logs=false', '--recreate-statefulsets'])
+  expect(command.postArgs).toEqual(['--include-hooks', '--stream-logs=false'])
 })
 
 test.each([
@@ -44,7 +43,7 @@ test.each([
   const command = parseHelmSweep(['app', './chart', ...flags])
   expect(command.dryRun).toBe(dryRun)
   expect(command.renderArgs).toEqual(['app', './chart'])
-  expect(command.sweepArgs).toEqual([])
+  expect([...command.preArgs, ...command.postArgs]).toEqual([])
 })
 
 test.each([
