@@ -47,6 +47,13 @@ const time = (value: Date | string | undefined): number | undefined => (value ==
 export const isArchived = (job: JobRecord): boolean => job.metadata?.annotations?.[ARCHIVE_ANNOTATION.where] !== undefined
 export const isHeld = (job: JobRecord): boolean => job.metadata?.finalizers?.includes(LOGS_FINALIZER) === true
 
+/** Where the keeper archived the Job's logs and in what state, as its annotations say; undefined when it did not. */
+export function keeperArchive(job: JobRecord): { where: string; state: string } | undefined {
+  const annotations = job.metadata?.annotations
+  const where = annotations?.[ARCHIVE_ANNOTATION.where]
+  return where === undefined ? undefined : { where, state: annotations?.[ARCHIVE_ANNOTATION.state] ?? 'state not given' }
+}
+
 /** When the hold of a Job being deleted ends (ms since the epoch), or undefined when it is not being deleted. */
 export function holdEndsAt(job: JobRecord, holdDeadlineSeconds: number): number | undefined {
   const asked = time(job.metadata?.deletionTimestamp)

@@ -7,7 +7,7 @@ import type { ManifestDifference, Observed, Where } from '../observe/observed.ts
 import type { HarvestLogs, Phase } from '../settings/settings.ts'
 import { formatDuration } from '../text/duration.ts'
 import { matchesSelector } from '../settings/selector.ts'
-import { LOGS_FINALIZER, orphanedHold } from './keeper.ts'
+import { keeperArchive, LOGS_FINALIZER, orphanedHold } from './keeper.ts'
 import type { PlanPolicy, Problem } from './policy.ts'
 import { ageSeconds, belongsToRelease, finishedAt, hookAnnotation, isFinished, jobStatus, managedElsewhere, type JobStatus } from './predicates.ts'
 
@@ -201,7 +201,17 @@ function planOne(job: JobRecord, observed: Observed, settings: PlanPolicy, now: 
   }
   // A stuck Job given its TTL is a failure to keep the record of: it will not finish by itself.
   const acts = decided.action === 'delete' || (decided.action === 'set-ttl' && (isFinished(job) || decided.status === 'stuck'))
-  return { ...decided, harvest: acts && shouldHarvest(settings.harvestLogs, decided.status) }
+  const harvest = acts && shouldHarvest(settings.harvestLogs, decided.status)
+  const archived = keeperArchive(job)
+  // The keeper's archive is the Job's record: a harvest here would write a job.json listing only
+  // what is left to read, over it or beside it. Nothing is saved, and the row says where it is.
+  if (harvest && archived !== undefined)
+    return {
+      ...decided,
+      harvest: false,
+      reason: `${decided.reason}; its logs archived by the keeper at ${archived.where} (${archived.state}): nothing saved over them`
+    }
+  return { ...decided, harvest }
 }
 
 /** A Job the plan keeps, as little of it as the report needs: the rest of its record is let go. */
