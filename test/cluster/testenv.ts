@@ -56,7 +56,7 @@ export const realNode = {
   registry: process.env.JOB_SWEEPER_REGISTRY ?? ''
 }
 
-/** A test that needs the real node: skipped where the machine cannot run one (never on CI, which requires it). */
+/** A test that needs the real node: skipped where the machine cannot run one (said by test/cluster/prerequisites.ts; under CI=true only where the host cannot: not root, or cgroup v2). */
 // A function, not `realNode.name ? test : test.skip`: this module is also loaded outside jest (npm run bench), where there is no `test`.
 export const testOnRealNode = (...args: Parameters<typeof test>): void => (realNode.name ? test : test.skip)(...args)
 
