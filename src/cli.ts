@@ -17,7 +17,9 @@ import { phaseOnCluster } from './run.ts'
 import { redactResult } from './report/redact-result.ts'
 import { redact, secretMasker } from './text/secrets.ts'
 import { inertLines } from './text/workflow-commands.ts'
+import { withRenderedChart } from './settings/chart-render.ts'
 import { logsWhere, parseSettings, SettingsError, type Settings } from './settings/settings.ts'
+import { unusedInputs } from './settings/unused-inputs.ts'
 
 // Outside GitHub Actions no runner masks what is printed: every line goes through the run's masker.
 const out = (text: string): boolean => process.stdout.write(redact(text))
@@ -57,7 +59,13 @@ async function main(argv: string[]): Promise<number> {
       return 0
     }
     command = parsed
-    settings = parseSettings((name) => (name === 'phase' ? parsed.phase : (parsed.inputs[name] ?? '')))
+    // --chart without --manifest: the manifest is the chart rendered as the upgrade will render it.
+    settings = parseSettings(
+      await withRenderedChart(
+        (name) => (name === 'phase' ? parsed.phase : (parsed.inputs[name] ?? '')),
+        (line) => err(`${line}\n`)
+      )
+    )
     // Before the cluster is touched: a logs-dir that cannot be written is bad usage.
     await checkLogs(settings, (secret) => secretMasker.add(secret))
   } catch (e) {
@@ -76,11 +84,15 @@ async function main(argv: string[]): Promise<number> {
   // Whether the run's own JSON (or text) went out: a failure after it adds none.
   let printed = false
   const print = (text: string): boolean => ((printed = true), out(text))
+  const ignored = unusedInputs(settings, [command.phase], (name) => `--${name}`).map(inCliWords)
   try {
-    if (command.phase === 'preflight')
+    if (command.phase === 'preflight') {
+      for (const w of ignored) stderrConsole.warning(w)
       return await preflightCli(settings, command.json, print, { console: stderrConsole, mask: (secret) => secretMasker.add(secret), signal })
+    }
     // Redacted before the report file is written too (standard output and error are redacted anyway).
     const result = redactResult(await phaseOnCluster(command.phase, settings, { console: stderrConsole, mask: (secret) => secretMasker.add(secret), signal }))
+    result.warnings.unshift(...ignored)
     const reportFile = await writeReportFile(result, settings.logsDir).catch((e: unknown) => {
       // After the phase did its work: the error says what that was, since the report file will not.
       result.errors.push(redact(`could not write the report in logs-dir '${settings.logsDir}' (${apiErrorMessage(e)}); ${changesWords(result)}`))

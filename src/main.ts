@@ -18,8 +18,10 @@ import { phaseOnCluster } from './run.ts'
 import { redactResult } from './report/redact-result.ts'
 import { redact, secretMasker } from './text/secrets.ts'
 import { inertLines } from './text/workflow-commands.ts'
+import { withRenderedChart } from './settings/chart-render.ts'
 import { isKubeconfigPath } from './settings/kubeconfig-input.ts'
 import { INPUT, logsWhere, parseSettings, type Phase, type Settings } from './settings/settings.ts'
+import { unusedInputs } from './settings/unused-inputs.ts'
 
 /** Keys of the state the main step hands to the post step (core.saveState / getState). */
 export const STATE = {
@@ -51,13 +53,14 @@ function mask(secret: string): void {
   if (secretMasker.add(secret) && process.env.GITHUB_ACTIONS === 'true') core.setSecret(secret)
 }
 
-function readSettings(): Settings {
+async function readSettings(): Promise<Settings> {
   // Kubeconfig content as the input (base64 or not) is a secret as a whole; the tokens and keys
   // inside it are masked one by one once it is loaded (loadKubeConfig). A path is no secret, and
   // masking it would hide every mention of, say, "kubeconfig".
   const raw = core.getInput(INPUT.kubeconfig).trim()
   if (raw !== '' && !isKubeconfigPath(raw, existsSync)) mask(raw)
-  return parseSettings((name) => core.getInput(name))
+  // chart without manifest: manifest is the chart rendered as the upgrade will render it.
+  return parseSettings(await withRenderedChart((name) => core.getInput(name), (line) => core.info(line)))
 }
 
 // What the run prints quotes the cluster (pod and Event messages): no line of it may read as a workflow command.
@@ -90,7 +93,7 @@ export async function actionStep(): Promise<void> {
       core.info('job-sweeper post step: the main step did not complete a pre phase, so there is nothing to do')
       return
     }
-    const settings = readSettings()
+    const settings = await readSettings()
     const phase: Phase = isPost ? 'post' : settings.phase
     phaseName = phase
     const postRan = postRanVariable(settings)
@@ -101,10 +104,16 @@ export async function actionStep(): Promise<void> {
       return
     }
     await checkLogs(settings, mask)
-    if (phase === 'preflight') return await preflightAction(settings, { console: actionsConsole, mask, signal })
+    // The main step's pre gives its inputs to its post step too; that post step said it all already.
+    const ignored = isPost ? [] : unusedInputs(settings, phase === 'pre' ? ['pre', 'post'] : [phase])
+    if (phase === 'preflight') {
+      for (const w of ignored) core.warning(w)
+      return await preflightAction(settings, { console: actionsConsole, mask, signal })
+    }
     // Outside GitHub Actions no runner masks the log: what job-sweeper writes is redacted itself.
     const run = workflowRun()
     const result = redactResult(await phaseOnCluster(phase, settings, { console: actionsConsole, mask, workflowRun: run, signal }))
+    result.warnings.unshift(...ignored)
     const succeeded = result.errors.length === 0
     for (const w of result.warnings) core.warning(w)
     try {

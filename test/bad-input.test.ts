@@ -110,6 +110,8 @@ const cases: BadInput[] = [
     inputs: { ...sweep({}), phase: 'post', 'wait-for-jobs': '25d' },
     message: "Invalid wait-for-jobs '25d': expected a duration from 0s to 24d"
   },
+  // Every bad input in one error (the list is in the unit tier: test/unit/settings.test.ts).
+  { name: 'two bad inputs at once', inputs: sweep({ 'wait-timeout': '25d', 'keep-last': 'three' }), message: '2 invalid inputs:' },
   {
     name: 'wait-timeout 1.5h',
     inputs: pre({ 'wait-timeout': '1.5h' }),

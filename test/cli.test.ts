@@ -15,7 +15,8 @@ describe('usage', () => {
     const help = await jobSweeper('--help')
     expect(help.code).toBe(0)
     expect(help.stdout).toContain('Commands:\n  pre ')
-    expect(help.stdout).toContain('Exit codes: 0 done, 1 failed, 2 bad usage.')
+    expect(help.stdout).toContain('Exit codes: 0 done; 1 a Job failed')
+    expect(help.stdout).toContain('2 bad usage; 3 the cluster or job-sweeper errored')
     const post = await jobSweeper('post', '--help')
     expect(post.code).toBe(0)
     expect(post.stdout).toContain('--failure-grace DURATION')
@@ -98,6 +99,20 @@ describe('against the cluster', () => {
     expect(names(postJson['ttl-set'])).toEqual([`${release}-migrate`, `${release}-seed`])
     expect(postJson.errors).toEqual([`Job ${ns}/${release}-seed failed; kept for failure-grace 2d so it can be inspected`])
     expect((await getJob(ns, `${release}-seed`))?.spec?.ttlSecondsAfterFinished).toBe(172800)
+  })
+
+  test('an input that does nothing in the command is warned about by name, saying why; every bad input in one error', async () => {
+    const run = await jobSweeper('pre', '--release', release, '--namespace', ns, '--dry-run', '--wait-for-jobs', '5m', '--preflight', 'warn', '--json')
+    expect(run.code).toBe(0)
+    expect(JSON.parse(run.stdout).warnings).toEqual([
+      "--wait-for-jobs '5m' does nothing in the pre command: only post waits for the Jobs it gives TTLs (pre waits for the running Jobs it would delete, as --on-running and --wait-timeout say)",
+      "--preflight 'warn' does nothing without --manifest: pre checks the rendered release only when --manifest gives it"
+    ])
+    const bad = await jobSweeper('pre', '--release', release, '--namespace', ns, '--wait-timeout', '3 days', '--on-running', 'maybe')
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toContain(
+      "job-sweeper: 2 invalid inputs:\n- Invalid --on-running 'maybe': expected one of wait, delete, fail\n- Invalid --wait-timeout '3 days'"
+    )
   })
 
   test('--json when the run fails before it has a result (a namespace that does not exist): one JSON object naming why, exit 3 (not a Job failure)', async () => {

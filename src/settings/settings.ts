@@ -344,66 +344,103 @@ function logsOf(read: ReadInput, env: NodeJS.ProcessEnv): Pick<Settings, 'logsTa
   return { logsTarget, logsDir: logsTarget.kind === 'dir' ? logsTarget.dir : defaultLogsDir(env), uploadLogs }
 }
 
-/** Parses and validates the inputs; throws SettingsError naming the first bad input. */
+/**
+ * Every bad input, not only the first: each check runs, a bad value standing in for its default
+ * meanwhile, so that one run of the step names all there is to fix.
+ */
+class Problems {
+  readonly messages: string[] = []
+  /** What `parse` returns, or `fallback` (the problem noted) when it refuses the input. */
+  take<T>(parse: () => T, fallback: T): T {
+    try {
+      return parse()
+    } catch (e) {
+      if (!(e instanceof SettingsError)) throw e
+      this.messages.push(e.message)
+      return fallback
+    }
+  }
+  /** Throws one SettingsError naming them all (one a line), if there are any. */
+  throwAny(): void {
+    if (this.messages.length === 1) throw new SettingsError(this.messages[0])
+    if (this.messages.length > 1) throw new SettingsError(`${this.messages.length} invalid inputs:\n${this.messages.map((m) => `- ${m}`).join('\n')}`)
+  }
+}
+
+/** Parses and validates the inputs; throws one SettingsError naming every bad input (nothing has been read from the cluster). */
 export function parseSettings(read: ReadInput, env: NodeJS.ProcessEnv = process.env, files: SettingsFiles = DISK): Settings {
-  const phase = oneOf(read, INPUT.phase, PHASES, 'pre')
+  const problems = new Problems()
+  const take = <T>(parse: () => T, fallback: T): T => problems.take(parse, fallback)
+  const phase = take(() => oneOf(read, INPUT.phase, PHASES, 'pre'), 'pre')
   const kubeconfig = optional(read, INPUT.kubeconfig)
-  const namespaces = namespaceList(read, phase)
-  const allNamespaces = bool(read, INPUT.allNamespaces, false)
-  if (allNamespaces && phase !== 'sweep') throw new SettingsError(`Invalid ${INPUT.allNamespaces} 'true': only phase: sweep works across namespaces`)
-  if (allNamespaces && namespaces.length > 0)
-    throw new SettingsError(`Invalid ${INPUT.allNamespaces} 'true' with ${INPUT.namespace} '${namespaces.join(', ')}': expected one of them, not both`)
-  if (phase === 'preflight' && optional(read, INPUT.manifest) === undefined)
-    throw new SettingsError(`Invalid ${INPUT.phase} 'preflight' without ${INPUT.manifest}: expected ${INPUT.manifest}, the rendered release to check`)
-  const scope = scopeOf(read)
-  if (allNamespaces && scope.manifest !== undefined)
-    throw new SettingsError(
-      `Invalid ${INPUT.allNamespaces} 'true' with ${INPUT.manifest}: expected the namespaces to sweep, since the rendered Jobs' names would match Jobs of the same name in every namespace`
-    )
-  const preflight = preflightOf(read, phase, scope)
-  return {
+  const namespaces = take(() => namespaceList(read, phase), [])
+  const allNamespaces = take(() => bool(read, INPUT.allNamespaces, false), false)
+  take(() => {
+    if (allNamespaces && phase !== 'sweep') throw new SettingsError(`Invalid ${INPUT.allNamespaces} 'true': only phase: sweep works across namespaces`)
+    if (allNamespaces && namespaces.length > 0)
+      throw new SettingsError(`Invalid ${INPUT.allNamespaces} 'true' with ${INPUT.namespace} '${namespaces.join(', ')}': expected one of them, not both`)
+    if (phase === 'preflight' && optional(read, INPUT.manifest) === undefined)
+      throw new SettingsError(`Invalid ${INPUT.phase} 'preflight' without ${INPUT.manifest}: expected ${INPUT.manifest}, the rendered release to check`)
+  }, undefined)
+  const scope = take(() => scopeOf(read), {})
+  take(() => {
+    if (allNamespaces && scope.manifest !== undefined)
+      throw new SettingsError(
+        `Invalid ${INPUT.allNamespaces} 'true' with ${INPUT.manifest}: expected the namespaces to sweep, since the rendered Jobs' names would match Jobs of the same name in every namespace`
+      )
+  }, undefined)
+  const preflight = take<Pick<Settings, 'preflightGate' | 'recreateStatefulSets'>>(() => preflightOf(read, phase, scope), {
+    preflightGate: 'fail',
+    recreateStatefulSets: false
+  })
+  const manifestJobsRead = scope.manifest === undefined ? undefined : take(() => manifestJobs(scope.manifest as string, env, files), undefined)
+  const settings: Settings = {
     phase,
-    kubeconfig: kubeconfig === undefined ? undefined : readKubeconfigInput(kubeconfig, env, files.readText, files.exists),
+    kubeconfig: kubeconfig === undefined ? undefined : take(() => readKubeconfigInput(kubeconfig, env, files.readText, files.exists), undefined),
     context: optional(read, INPUT.context),
     namespace: namespaces[0],
     namespaces: namespaces.length > 0 ? namespaces : undefined,
     allNamespaces,
     scope,
-    manifestJobs: scope.manifest === undefined ? undefined : manifestJobs(scope.manifest, env, files),
+    manifestJobs: manifestJobsRead,
     manifestObjects:
-      scope.manifest === undefined || !checksRelease(phase, preflight.preflightGate) ? undefined : parseManifest(scope.manifest, env, files, renderedRelease),
-    includeHooks: bool(read, INPUT.includeHooks, false),
-    onRunning: oneOf(read, INPUT.onRunning, ON_RUNNING, 'wait'),
-    waitTimeoutSeconds: duration(
-      read,
-      INPUT.waitTimeout,
-      '10m',
-      1,
-      MAX_WAIT_SECONDS,
-      'waiting for running Jobs and for deletions needs time, and no timer waits longer'
+      scope.manifest === undefined || manifestJobsRead === undefined || !checksRelease(phase, preflight.preflightGate)
+        ? undefined
+        : take(() => parseManifest(scope.manifest as string, env, files, renderedRelease), undefined),
+    includeHooks: take(() => bool(read, INPUT.includeHooks, false), false),
+    onRunning: take(() => oneOf(read, INPUT.onRunning, ON_RUNNING, 'wait'), 'wait'),
+    waitTimeoutSeconds: take(
+      () => duration(read, INPUT.waitTimeout, '10m', 1, MAX_WAIT_SECONDS, 'waiting for running Jobs and for deletions needs time, and no timer waits longer'),
+      600
     ),
-    stuckAfterSeconds: duration(
-      read,
-      INPUT.stuckAfter,
-      DEFAULT_STUCK_AFTER,
-      1,
-      MAX_WAIT_SECONDS,
-      'a pod needs some time to be scheduled and to pull its image, and no timer waits longer'
+    stuckAfterSeconds: take(
+      () =>
+        duration(
+          read,
+          INPUT.stuckAfter,
+          DEFAULT_STUCK_AFTER,
+          1,
+          MAX_WAIT_SECONDS,
+          'a pod needs some time to be scheduled and to pull its image, and no timer waits longer'
+        ),
+      120
     ),
-    harvestLogs: oneOf(read, INPUT.harvestLogs, HARVEST_LOGS, 'failed'),
-    onLogFailure: oneOf(read, INPUT.onLogFailure, ON_LOG_FAILURE, 'keep'),
-    maxLogBytes: size(read, INPUT.maxLogBytes, 10 * 1024 ** 2),
-    maskLogTails: bool(read, INPUT.maskLogTails, true),
-    streamLogs: bool(read, INPUT.streamLogs, true),
-    ...logsOf(read, env),
-    dryRun: bool(read, INPUT.dryRun, false),
-    ttlSeconds: retention(read, INPUT.ttl, '1h'),
-    failureGraceSeconds: retention(read, INPUT.failureGrace, '24h'),
-    waitForJobsSeconds: duration(read, INPUT.waitForJobs, '0', 0, MAX_WAIT_SECONDS, '0 does not wait, and no timer waits longer'),
-    failOnJobFailure: bool(read, INPUT.failOnJobFailure, true),
-    keeperNamespace: keeperNamespaceOf(read),
-    concurrency: count(read, INPUT.concurrency, 8, MAX_CONCURRENCY),
-    ...keepLastOf(read),
+    harvestLogs: take(() => oneOf(read, INPUT.harvestLogs, HARVEST_LOGS, 'failed'), 'failed'),
+    onLogFailure: take(() => oneOf(read, INPUT.onLogFailure, ON_LOG_FAILURE, 'keep'), 'keep'),
+    maxLogBytes: take(() => size(read, INPUT.maxLogBytes, 10 * 1024 ** 2), 10 * 1024 ** 2),
+    maskLogTails: take(() => bool(read, INPUT.maskLogTails, true), true),
+    streamLogs: take(() => bool(read, INPUT.streamLogs, true), true),
+    ...take(() => logsOf(read, env), { logsTarget: { kind: 'dir', dir: defaultLogsDir(env) }, logsDir: defaultLogsDir(env), uploadLogs: false }),
+    dryRun: take(() => bool(read, INPUT.dryRun, false), false),
+    ttlSeconds: take(() => retention(read, INPUT.ttl, '1h'), 3600),
+    failureGraceSeconds: take(() => retention(read, INPUT.failureGrace, '24h'), 86400),
+    waitForJobsSeconds: take(() => duration(read, INPUT.waitForJobs, '0', 0, MAX_WAIT_SECONDS, '0 does not wait, and no timer waits longer'), 0),
+    failOnJobFailure: take(() => bool(read, INPUT.failOnJobFailure, true), true),
+    keeperNamespace: take(() => keeperNamespaceOf(read), undefined),
+    concurrency: take(() => count(read, INPUT.concurrency, 8, MAX_CONCURRENCY), 8),
+    ...take(() => keepLastOf(read), { keepLast: 0 }),
     ...preflight
   }
+  problems.throwAny()
+  return settings
 }

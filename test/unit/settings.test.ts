@@ -215,3 +215,18 @@ test('never keeps Jobs; sweep takes a list of namespaces', () => {
   expect([s.ttlSeconds, s.failureGraceSeconds]).toEqual([null, null])
   expect(s.namespaces).toEqual(['one', 'two'])
 })
+
+test('every bad input in one error, not only the first', () => {
+  expect(() => parse({ release: 'app', 'wait-timeout': '3 days', 'on-running': 'maybe', ttl: 'soon' })).toThrow(
+    [
+      '3 invalid inputs:',
+      "- Invalid on-running 'maybe': expected one of wait, delete, fail",
+      "- Invalid wait-timeout '3 days': expected a duration like 90s, 15m, 1h30m, 7d, or seconds",
+      "- Invalid ttl 'soon': expected never, or a duration like 90s, 15m, 1h30m, 7d, or seconds"
+    ].join('\n')
+  )
+  // One bad input: its message alone, as before.
+  expect(() => parse({ release: 'app', 'wait-timeout': '3 days' })).toThrow(/^Invalid wait-timeout '3 days': expected a duration/)
+  // A missing scope is found beside a bad value.
+  expect(() => parse({ 'on-running': 'maybe' })).toThrow(/^2 invalid inputs:\n- No scope: .*\n- Invalid on-running 'maybe'/)
+})
