@@ -144,6 +144,9 @@ test('a failure on the migration Job only: exit 0, the Job listed as cleared by 
   expect(step.code).toBe(0)
   expect(step.summary).toContain('✅ helm upgrade would apply once pre has cleared 1 Job(s)')
   expect(step.summary).toMatch(/\| cleared by pre \| Job [\w-]+\/app-migrate \|/)
+  // Its outputs, as the CLI's --json has wouldApply.
+  expect([step.outputs['would-apply'], step.outputs['preflight-failing'], step.outputs['preflight-failing-count']]).toEqual(['true', '[]', '0'])
+  expect(step.outputs['preflight-headline']).toBe('helm upgrade would apply once pre has cleared 1 Job(s) (7 object(s) checked, 6 unchanged)')
 
   // What exit 0 promised: pre clears the Job, then the upgrade applies.
   const pre = await runCli(['pre', '--manifest', manifest, '--namespace', scenario.ns])

@@ -6,6 +6,8 @@ import { join, posix } from 'node:path'
 import { loadAll } from 'js-yaml'
 import { readAction, renderReadme, README } from '../../scripts/docs.ts'
 import { usage } from '../../src/cli/args.ts'
+import { preflightOutputs } from '../../src/preflight/action.ts'
+import type { PreflightResult } from '../../src/preflight/report.ts'
 import { writeReport } from '../../src/report/write.ts'
 import { ACTION_ONLY, HARVEST_LOGS, INPUT, ON_LOG_FAILURE, ON_RUNNING, PHASES, PREFLIGHT_GATES } from '../../src/settings/settings.ts'
 
@@ -66,7 +68,9 @@ test('the code sets exactly the outputs action.yml declares', async () => {
     for (const file of [process.env.GITHUB_OUTPUT, process.env.GITHUB_STEP_SUMMARY]) writeFileSync(file, '')
     await writeReport({ phase: 'post', namespace: 'prod', dryRun: false, outcomes: [], errors: [], warnings: [] }, join(dir, 'logs'))
     const set = [...readFileSync(process.env.GITHUB_OUTPUT, 'utf8').matchAll(/^([\w-]+)<<ghadelimiter_/gm)].map((m) => m[1])
-    expect(set.sort()).toEqual(Object.keys(action.outputs).sort())
+    // phase: preflight sets its own (and report-file, which the Job phases set too).
+    const preflight = { namespace: 'prod', verdicts: [], blocked: [], hooks: [], warnings: [] } as unknown as PreflightResult
+    expect([...new Set([...set, ...Object.keys(preflightOutputs(preflight, '/tmp/report.json'))])].sort()).toEqual(Object.keys(action.outputs).sort())
   } finally {
     for (const [name, value] of [
       ['GITHUB_OUTPUT', saved.output],

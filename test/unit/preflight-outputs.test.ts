@@ -1,0 +1,25 @@
+// phase: preflight sets outputs, as the CLI's --json has wouldApply and the failing objects.
+import { preflightOutputs } from '../../src/preflight/action.ts'
+import type { PreflightResult } from '../../src/preflight/report.ts'
+
+const result = (over: Partial<PreflightResult>): PreflightResult =>
+  ({ namespace: 'shop', release: 'shop', verdicts: [], blocked: [], hooks: [], warnings: [], ...over }) as unknown as PreflightResult
+
+test('an upgrade that would apply: would-apply true, no failing object', () => {
+  expect(preflightOutputs(result({}), '/logs/job-sweeper-preflight.json')).toEqual({
+    'would-apply': 'true',
+    'preflight-headline': 'helm upgrade would apply (0 object(s) checked, 0 unchanged)',
+    'preflight-failing': '[]',
+    'preflight-failing-count': '0',
+    'report-file': '/logs/job-sweeper-preflight.json'
+  })
+})
+
+test('a release Helm refuses: would-apply false, the release named with why; no report-file when none was written', () => {
+  const outputs = preflightOutputs(result({ blocked: ['another operation (upgrade) is in progress'] }), null)
+  expect(outputs['would-apply']).toBe('false')
+  expect(JSON.parse(outputs['preflight-failing'])).toEqual([{ object: 'release shop', reason: 'another operation (upgrade) is in progress' }])
+  expect(outputs['preflight-failing-count']).toBe('1')
+  expect(outputs['preflight-headline']).toMatch(/^helm upgrade would fail before writing any object/)
+  expect(outputs).not.toHaveProperty('report-file')
+})
