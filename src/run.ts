@@ -173,7 +173,7 @@ async function observePlanExecute(phase: Phase, settings: Settings, client: Jobs
   const what = settings.scope.selector ? `matching ${settings.scope.selector}` : 'listed'
   const now = new Date()
   // The planner sees the decisions' settings only, not where the cluster is or where logs go.
-  const policy = planPolicy(settings)
+  const policy = planPolicy(settings, process.env)
   // pre and sweep: the keeper's Lease, to tell the holds no keeper runs to let go of.
   const keeper = phase !== 'post' && settings.keeperNamespace !== undefined ? await readKeeperLease(client, settings.keeperNamespace, warn, false) : undefined
   let plan: Plan

@@ -4,6 +4,7 @@
 // clock is a parameter, so every rule is testable in a table.
 import type { JobRecord } from '../kube/job-record.ts'
 import type { ManifestDifference, Observed, Where } from '../observe/observed.ts'
+import { INPUT } from '../settings/inputs.ts'
 import type { HarvestLogs, Phase } from '../settings/settings.ts'
 import { formatDuration } from '../text/duration.ts'
 import { matchesSelector } from '../settings/selector.ts'
@@ -194,6 +195,11 @@ function planOne(job: JobRecord, observed: Observed, settings: PlanPolicy, now: 
   }
   const decided = { ...known, ...decide(known) }
   const orphan = decided.action === 'delete' || decided.status === 'terminating' ? orphanedHold(job, observed.keeper, now) : undefined
+  if (orphan !== undefined && settings.logsGoneWithRun !== undefined) {
+    // Saved where they vanish with the run, the logs would be lost with the hold: it stays.
+    const reason = `${decided.reason}; held with ${LOGS_FINALIZER} for a keeper, but ${orphan}; kept, still held: ${settings.logsGoneWithRun}, and its logs saved there would be lost with the hold (give ${INPUT.logsDir} s3://… on the run's own endpoint, such as the keeper's bucket, or a directory that stays, and the hold is let go)`
+    return { ...decided, action: 'keep', reason, harvest: false }
+  }
   if (orphan !== undefined) {
     // Whatever harvest-logs says: the hold asked for its logs, and nobody else will save them.
     const reason = `${decided.reason}; held with ${LOGS_FINALIZER} for a keeper, but ${orphan}: its logs are saved here and the hold let go`

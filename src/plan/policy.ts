@@ -2,6 +2,7 @@
 // cluster is, where logs go or how fast the work goes. Built from Settings in one place
 // (planPolicy), as Kubernetes' needsCleanup(job) and timeLeft(job, since) see only the Job, its
 // TTL and a time.
+import { logsGoneWithRun } from '../settings/logs-dir.ts'
 import type { HarvestLogs, OnRunning, Scope, Settings } from '../settings/settings.ts'
 
 /** The planner's view of the settings. */
@@ -26,10 +27,15 @@ export interface PlanPolicy {
   keepLast: number
   /** With keepLast: the label whose value groups Jobs no CronJob or release groups. */
   groupBy?: string
+  /**
+   * pre, sweep: why the logs this run saves do not outlive it (logsGoneWithRun), so that a keeper's
+   * hold is kept rather than let go into them; undefined: they do.
+   */
+  logsGoneWithRun?: string
 }
 
-/** The planner's policy from the run's settings. */
-export function planPolicy(settings: Settings): PlanPolicy {
+/** The planner's policy from the run's settings (and the environment: whether the logs outlive the run). */
+export function planPolicy(settings: Settings, env: NodeJS.ProcessEnv = {}): PlanPolicy {
   const { release, selector, jobs } = settings.scope
   return {
     scope: { release, selector, jobs },
@@ -41,7 +47,8 @@ export function planPolicy(settings: Settings): PlanPolicy {
     waitForJobsSeconds: settings.waitForJobsSeconds,
     failOnJobFailure: settings.failOnJobFailure,
     keepLast: settings.keepLast,
-    groupBy: settings.groupBy
+    groupBy: settings.groupBy,
+    logsGoneWithRun: logsGoneWithRun(settings.logsTarget, env)
   }
 }
 

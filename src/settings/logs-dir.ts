@@ -3,7 +3,7 @@
 // AWS SDK's own setting (AWS_ENDPOINT_URL_S3, else AWS_ENDPOINT_URL), checked here; with one the
 // bucket is addressed by path, as S3-compatible stores expect; credentials and the region are the SDK's.
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, relative, isAbsolute } from 'node:path'
 import { INPUT, SettingsError } from './inputs.ts'
 import { expandHome } from './kubeconfig-input.ts'
 
@@ -78,3 +78,23 @@ export function logsTargetOf(value: string | undefined, env: NodeJS.ProcessEnv, 
 
 /** Where logs and the report file go when logs-dir is not given; the report file's directory when logs-dir is a bucket. */
 export const defaultLogsDir = (env: NodeJS.ProcessEnv): string => join(env.RUNNER_TEMP || tmpdir(), 'job-sweeper', 'logs')
+
+/**
+ * Why what this run saves in `target` does not outlive it, or undefined when it does: a bucket (the
+ * run's own logs-dir and endpoint) or a directory that stays once the run ended. A directory does
+ * not in the runner's temporary directory (emptied when the job ends), on a GitHub-hosted runner
+ * (gone with it), or as the default outside a runner (a temporary folder). pre and sweep let go of a
+ * keeper's hold only when the logs they save for it outlive them.
+ */
+export function logsGoneWithRun(target: LogsTarget, env: NodeJS.ProcessEnv): string | undefined {
+  if (target.kind === 's3') return undefined
+  const where = `${INPUT.logsDir} '${target.dir}'`
+  const inside = (dir: string): boolean => {
+    const path = relative(dir, target.dir)
+    return path === '' || (!path.startsWith('..') && !isAbsolute(path))
+  }
+  if (env.RUNNER_TEMP && inside(env.RUNNER_TEMP)) return `${where} is in the runner's temporary directory, emptied when the job ends`
+  if (env.GITHUB_ACTIONS === 'true' && env.RUNNER_ENVIRONMENT !== 'self-hosted') return `${where} is on a GitHub-hosted runner, gone when the job ends`
+  if (target.dir === defaultLogsDir(env)) return `${where} is the default, a temporary folder`
+  return undefined
+}

@@ -5,7 +5,10 @@
 import type { V1Pod } from '@kubernetes/client-node'
 import type { KeeperLease, KeeperPresence } from '../../src/observe/keeper-lease.ts'
 import { LOGS_FINALIZER, orphanedHold } from '../../src/plan/keeper.ts'
-import { executorOf, outcomesOf } from '../fake/executor.ts'
+import { planPrune } from '../../src/plan/plan.ts'
+import { planPolicy } from '../../src/plan/policy.ts'
+import { logsGoneWithRun, logsWhere } from '../../src/settings/logs-dir.ts'
+import { executorOf, outcomesOf, settingsOf } from '../fake/executor.ts'
 import { apiError, fail } from '../fake/jobs-client.ts'
 import { newJob } from './jobs.ts'
 
@@ -154,5 +157,84 @@ describe('sweep with keeper-namespace', () => {
     expect(plan.jobs.map((p) => [p.name, p.action, p.reason])).toEqual([['app-migrate', 'keep', 'already being deleted']])
     await ex.execute(plan)
     expect(ex.client.job('prod', 'app-migrate')?.metadata?.finalizers).toEqual([LOGS_FINALIZER])
+  })
+})
+
+describe('a hold is let go only into logs that outlive the run', () => {
+  const onRunner = { GITHUB_ACTIONS: 'true', RUNNER_ENVIRONMENT: 'github-hosted', RUNNER_TEMP: '/home/runner/work/_temp' }
+  const selfHosted = { ...onRunner, RUNNER_ENVIRONMENT: 'self-hosted', RUNNER_TEMP: '/srv/runner/_temp' }
+  test.each([
+    ['a bucket, on a runner', 's3://job-logs/ci', onRunner, undefined],
+    [
+      "the runner's temporary directory (the action's default)",
+      '/home/runner/work/_temp/job-sweeper/logs',
+      onRunner,
+      "logs-dir '/home/runner/work/_temp/job-sweeper/logs' is in the runner's temporary directory, emptied when the job ends"
+    ],
+    [
+      'a directory on a GitHub-hosted runner',
+      '/home/runner/logs',
+      onRunner,
+      "logs-dir '/home/runner/logs' is on a GitHub-hosted runner, gone when the job ends"
+    ],
+    ['a directory of a self-hosted runner, outside its temporary directory', '/srv/job-logs', selfHosted, undefined],
+    [
+      "a self-hosted runner's temporary directory",
+      '/srv/runner/_temp/logs',
+      selfHosted,
+      "logs-dir '/srv/runner/_temp/logs' is in the runner's temporary directory, emptied when the job ends"
+    ],
+    ['a directory given, outside a runner (the CLI on a machine of yours)', '/srv/job-logs', {}, undefined]
+  ] as const)('%s', (_, dir, env, expected) => {
+    expect(logsGoneWithRun(settingsOf({ release: 'app', 'logs-dir': dir }).logsTarget, env)).toBe(expected)
+  })
+
+  test('the default outside a runner, a temporary folder, does not', () => {
+    const target = settingsOf({ release: 'app' }).logsTarget
+    expect(logsGoneWithRun(target, {})).toBe(`logs-dir '${logsWhere(target)}' is the default, a temporary folder`)
+  })
+
+  const inputs = { release: 'app', 'harvest-logs': 'none', 'keeper-namespace': 'job-sweeper' }
+  const failed = (): ReturnType<typeof newJob> => newJob({ name: 'app-migrate', release: 'app', status: 'failed', finalizers: [LOGS_FINALIZER] })
+  const planned = async (logsDir: string, env: NodeJS.ProcessEnv) => {
+    const ex = executorOf({ ...inputs, 'logs-dir': logsDir }, [failed()])
+    ex.client.addPod(ex.client.job('prod', 'app-migrate')!, failedPod('app-migrate-x'), { migrate: 'relation "tuples" already exists\n' })
+    const { jobs, resourceVersion } = await ex.client.listJobs('prod')
+    const plan = planPrune(
+      { namespace: 'prod', jobs, resourceVersions: { prod: resourceVersion }, keeper: at(undefined) },
+      planPolicy(ex.settings, env),
+      new Date(ex.clock.now())
+    )
+    return { ex, plan }
+  }
+
+  test('pre on a runner, logs in its temporary directory, no keeper: the Job is kept, still held, nothing saved, and the row says why and what lets it go', async () => {
+    const { ex, plan } = await planned('/home/runner/work/_temp/job-sweeper/logs', onRunner)
+    expect([plan.jobs[0].action, plan.jobs[0].harvest, plan.jobs[0].letGo]).toEqual(['keep', false, undefined])
+    const result = await ex.execute(plan)
+    const [outcome, reason] = outcomesOf(result)['app-migrate']
+    expect(outcome).toBe('kept')
+    expect(reason).toContain(
+      `held with ${LOGS_FINALIZER} for a keeper, but no keeper: no Lease job-sweeper-keeper in job-sweeper; kept, still held: logs-dir '/home/runner/work/_temp/job-sweeper/logs' is in the runner's temporary directory, emptied when the job ends, and its logs saved there would be lost with the hold (give logs-dir s3://… on the run's own endpoint, such as the keeper's bucket, or a directory that stays, and the hold is let go)`
+    )
+    expect(ex.client.savedLogs).toEqual([])
+    expect(ex.client.callsOf('patchJob')).toEqual([])
+    expect(ex.client.callsOf('deleteJob')).toEqual([])
+    expect(ex.client.job('prod', 'app-migrate')?.metadata?.finalizers).toEqual([LOGS_FINALIZER])
+  })
+
+  test('positive control: the run’s own bucket, or a directory that stays (a self-hosted runner’s): the logs are saved and the hold let go', async () => {
+    for (const [dir, env] of [
+      ['s3://job-logs/ci', onRunner],
+      ['/srv/job-logs', selfHosted]
+    ] as const) {
+      const { plan } = await planned(dir, env)
+      expect([dir, plan.jobs[0].action, plan.jobs[0].harvest, plan.jobs[0].letGo]).toEqual([
+        dir,
+        'delete',
+        true,
+        'no keeper: no Lease job-sweeper-keeper in job-sweeper'
+      ])
+    }
   })
 })
