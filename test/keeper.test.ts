@@ -13,6 +13,7 @@ import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3'
 import { CoordinationV1Api } from '@kubernetes/client-node'
 import { MANAGED_LABEL } from '../src/plan/retention.ts'
 import { ARCHIVE_ANNOTATION, LOGS_FINALIZER } from '../src/plan/keeper.ts'
+import { TTL_AFTER_ARCHIVE } from '../src/plan/release-ttl.ts'
 import {
   batchApi,
   coreApi,
@@ -96,11 +97,11 @@ const s3 = (): S3Client =>
     credentials: { accessKeyId: process.env.AWS_ACCESS_KEY_ID ?? '', secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY ?? '' }
   })
 
-/** What the bucket holds of the Job `namespace/job` under `prefix` (savedJob). */
-async function inBucket(prefix: string, namespace: string, job: string, container = 'main'): ReturnType<typeof savedJob> {
+/** What the bucket holds of the Job `namespace/job` under `prefix` (savedJob): the keeper's archive in its uid's folder (`uid`'s, or the one there). */
+async function inBucket(prefix: string, namespace: string, job: string, container = 'main', uid?: string): ReturnType<typeof savedJob> {
   const client = s3()
   try {
-    return await savedJob(client, bucket, `${prefix}/${namespace}/${job}/`, container)
+    return await savedJob(client, bucket, `${prefix}/${namespace}/${job}/`, container, uid)
   } finally {
     client.destroy()
   }
@@ -166,7 +167,7 @@ test('a Job of its scope is held while it runs and archived as soon as it finish
   )
 
   // A migration that fails after 4s, with the TTL post gives a failure (here 10s).
-  await createJob({ namespace: ns, name: 'app-migrate', behaviour: 'fail', runFor: '4s', labels: managed, ttlSecondsAfterFinished: 10 })
+  const migration = await createJob({ namespace: ns, name: 'app-migrate', behaviour: 'fail', runFor: '4s', labels: managed, ttlSecondsAfterFinished: 10 })
   // A Job out of its scope (no label), the same way: never held, never archived.
   const unmanaged = await createJob({ namespace: ns, name: 'app-report', behaviour: 'fail', runFor: '4s' })
   decoys.push({ namespace: ns, name: 'app-report', uid: unmanaged.metadata?.uid ?? '', why: 'not in the keeper’s scope' })
@@ -184,10 +185,12 @@ test('a Job of its scope is held while it runs and archived as soon as it finish
     () => getJob(ns, 'app-migrate'),
     (j) => j?.metadata?.annotations?.[ARCHIVE_ANNOTATION.where] !== undefined && !j.metadata?.finalizers?.includes(LOGS_FINALIZER)
   )
-  expect(archived?.metadata?.annotations?.[ARCHIVE_ANNOTATION.where]).toBe(`s3://${bucket}/${prefix}/${ns}/app-migrate/`)
+  // Its folder carries its uid: the next Job of the name (the next release's migration) has its own.
+  const migrationUid = migration.metadata?.uid ?? ''
+  expect(archived?.metadata?.annotations?.[ARCHIVE_ANNOTATION.where]).toBe(`s3://${bucket}/${prefix}/${ns}/app-migrate/${migrationUid}/`)
   expect(archived?.metadata?.annotations?.[ARCHIVE_ANNOTATION.state]).toBe('complete')
   const saved = await inBucket(prefix, ns, 'app-migrate')
-  expect(saved.keys).toContain(`${prefix}/${ns}/app-migrate/job.json`)
+  expect(saved.keys).toContain(`${prefix}/${ns}/app-migrate/${migrationUid}/job.json`)
   expect(saved.log).toContain('migrate: ERROR: relation "tuples" already exists') // kwok's pod.log
   expect(saved.jobFile).toMatchObject({ savedBy: { phase: 'keeper' }, status: 'failed' })
   const client = s3()
@@ -212,7 +215,9 @@ test('a Job of its scope is held while it runs and archived as soon as it finish
       () => getJob(ns, 'app-worker'),
       (j) => j === undefined
     )
-    expect(await keysUnder(client, bucket, `${prefix}/${ns}/app-worker/`)).toContain(`${prefix}/${ns}/app-worker/job.json`)
+    expect(await keysUnder(client, bucket, `${prefix}/${ns}/app-worker/`)).toContainEqual(
+      expect.stringMatching(new RegExp(`^${prefix}/${ns}/app-worker/[\\w-]+/job\\.json$`))
+    )
     expect(await keysUnder(client, bucket, `${prefix}/${ns}/app-report/`)).toEqual([])
   } finally {
     client.destroy()
@@ -358,7 +363,9 @@ test('post with keeper-namespace holds the Jobs it gives TTLs while a keeper run
     const job = await getJob(ns, 'app-migrate')
     expect(job?.metadata?.finalizers).toContain(LOGS_FINALIZER)
     expect(job?.metadata?.labels?.[MANAGED_LABEL]).toBe('true')
-    expect(job?.spec?.ttlSecondsAfterFinished).toBe(86400)
+    // The TTL starts after the archive: none now, its policy by outcome for the keeper to write.
+    expect(job?.spec?.ttlSecondsAfterFinished).toBeUndefined()
+    expect(job?.metadata?.annotations?.[TTL_AFTER_ARCHIVE]).toBe('ttl 1h, failure-grace 1d')
 
     // kubectl delete (background): the hold keeps the Job, so the garbage collector keeps its pod.
     expect(kubectl('delete', 'job', 'app-migrate', '-n', ns, '--wait=false').code).toBe(0)
@@ -377,16 +384,19 @@ test('post with keeper-namespace holds the Jobs it gives TTLs while a keeper run
     60_000
   )
   const resumed = await inBucket(prefix, ns, 'app-migrate')
-  expect(resumed.keys).toContain(`${prefix}/${ns}/app-migrate/job.json`)
+  expect(resumed.folder).toMatch(new RegExp(`^${prefix}/${ns}/app-migrate/[\\w-]+/$`))
+  expect(resumed.keys).toContain(`${resumed.folder}job.json`)
   expect(resumed.log).toContain('migrate: connecting to database') // kwok's pod.log
 
-  // A failed migration post gives a 5s failure-grace, the keeper running: held with its TTL,
-  // archived at once, and deleted by the TTL controller when the grace runs out, its log saved.
+  // A failed migration post gives a 5s failure-grace, the keeper running: held with its TTL's
+  // policy, archived at once, its TTL written as it is let go, and deleted by the TTL controller.
   const failed = await createJob({ namespace: ns, name: 'app-fail', behaviour: 'fail', labels: { app: 'keeper-post' } })
   await waitForJobCondition(ns, 'app-fail', 'Failed')
   const ttlSet = post('--failure-grace', '5s')
   expect({ code: ttlSet.code, stderr: ttlSet.stderr }).toMatchObject({ code: 0 })
-  expect(ttlSet.stderr + ttlSet.stdout).toContain(`ttlSecondsAfterFinished 5; held for the keeper (${LOGS_FINALIZER})`)
+  expect(ttlSet.stderr + ttlSet.stdout).toContain(
+    `(${TTL_AFTER_ARCHIVE}: ttl 1h, failure-grace 5s, the one of its outcome written as its hold is let go); held for the keeper (${LOGS_FINALIZER})`
+  )
   await eventually(
     'the TTL controller to delete the archived Job',
     () => getJob(ns, 'app-fail'),
@@ -405,8 +415,125 @@ test('post with keeper-namespace holds the Jobs it gives TTLs while a keeper run
   expect(alone.stderr + alone.stdout).toContain(`keeper-namespace '${otherNs}': no keeper (no Lease job-sweeper-keeper): no Job is held for one`)
   const seed = await getJob(ns, 'app-seed')
   expect(seed?.spec?.ttlSecondsAfterFinished).toBe(86400) // positive control: post did patch it
+  expect(seed?.metadata?.annotations?.[TTL_AFTER_ARCHIVE]).toBeUndefined()
+  expect(alone.stderr + alone.stdout).toContain('so the TTL runs from its finish')
   expect(seed?.metadata?.finalizers ?? []).not.toContain(LOGS_FINALIZER)
 }, 120_000)
+
+test('the TTL starts after the archive: a Job post gives failure-grace 1s while a keeper runs, the keeper paused for a minute from before the Job fails: the Job and its pod stay, and it is deleted only after its log and job.json are in the bucket, complete', async () => {
+  const prefix = `keeper-ttl-${ns}`
+  const flags = ['--logs-dir', `s3://${bucket}/${prefix}`, '--s3-endpoint', endpoint]
+  keeper = await startKeeper(ns, flags)
+  await eventually(
+    'the keeper to lead',
+    async () => keeper?.output() ?? '',
+    (out) => out.includes('keeper: leading')
+  )
+  // Not labelled managed: the keeper takes it once post labels (and holds) it.
+  const job = await createJob({ namespace: ns, name: 'app-migrate', behaviour: 'fail', runFor: '15s', labels: { app: 'keeper-ttl' } })
+  await eventually(
+    'its pod to run',
+    async () => (await coreApi().listNamespacedPod({ namespace: ns, labelSelector: 'job-name=app-migrate' })).items[0]?.status?.phase,
+    (phase) => phase === 'Running'
+  )
+  const post = run(process.execPath, [
+    cli,
+    'post',
+    '--namespace',
+    ns,
+    '--selector',
+    'app=keeper-ttl',
+    '--harvest-logs',
+    'none',
+    '--keeper-namespace',
+    otherNs,
+    '--ttl',
+    '1s',
+    '--failure-grace',
+    '1s'
+  ])
+  expect({ code: post.code, stderr: post.stderr }).toMatchObject({ code: 0 })
+  expect(post.stderr + post.stdout).toContain(`no ttlSecondsAfterFinished until the keeper archived its logs (${TTL_AFTER_ARCHIVE}: ttl 1s, failure-grace 1s`)
+  const held = await getJob(ns, 'app-migrate')
+  expect([held?.metadata?.finalizers, held?.spec?.ttlSecondsAfterFinished]).toEqual([[LOGS_FINALIZER], undefined])
+
+  // Paused (SIGSTOP) before the Job fails, for a minute: the keeper is down when the TTL would
+  // have fired (1 s after the failure). Before this change the TTL controller's foreground
+  // deletion took the pod (the finalizer holds the Job, not its pods) and the archive had no log.
+  const paused = keeper
+  const started = Date.now()
+  paused.child.kill('SIGSTOP')
+  try {
+    await waitForJobCondition(ns, 'app-migrate', 'Failed')
+    const pods = async (): Promise<number> => (await coreApi().listNamespacedPod({ namespace: ns, labelSelector: 'job-name=app-migrate' })).items.length
+    // Every look through the minute finds the Job, not being deleted, with its pod.
+    const seen = await eventually(
+      'a minute of the keeper paused, the Job and its pod there all along',
+      async () => ({ at: Date.now(), job: await getJob(ns, 'app-migrate'), pods: await pods() }),
+      ({ at, job, pods }) => {
+        if (job === undefined || job.metadata?.deletionTimestamp !== undefined || pods !== 1)
+          throw new Error(`deleted while the keeper was paused: ${JSON.stringify({ job: job?.metadata, pods })}`)
+        return at - started >= 60_000
+      },
+      90_000
+    )
+    expect(seen.job?.spec?.ttlSecondsAfterFinished).toBeUndefined()
+  } finally {
+    paused.child.kill('SIGCONT')
+  }
+  // Resumed past its renew deadline, the keeper stops (its Lease counted lost) and its pod would
+  // restart it; or it archives first. Either way a keeper archives, then writes the TTL.
+  const resumed = await eventually(
+    'the resumed keeper to stop, or to archive',
+    async () => ({ code: paused.child.exitCode, job: await getJob(ns, 'app-migrate') }),
+    ({ code, job }) => code !== null || job === undefined || job.metadata?.annotations?.[ARCHIVE_ANNOTATION.where] !== undefined,
+    60_000
+  )
+  if (resumed.code !== null) keeper = await startKeeper(ns, flags)
+  await eventually(
+    'the Job to be deleted by its TTL, once archived',
+    () => getJob(ns, 'app-migrate'),
+    (j) => j === undefined,
+    90_000
+  )
+  const saved = await inBucket(prefix, ns, 'app-migrate', 'main', job.metadata?.uid)
+  expect(saved.log).toContain('migrate: ERROR: relation "tuples" already exists') // kwok's pod.log: read while the pod was there
+  expect(saved.jobFile).toMatchObject({ uid: job.metadata?.uid, status: 'failed', state: 'complete', savedBy: { phase: 'keeper' } })
+  const output = `${paused.output()}${keeper === paused ? '' : (keeper?.output() ?? '')}`
+  expect(output).toContain(`archived ${ns}/app-migrate`)
+  expect(output).toContain('ttlSecondsAfterFinished 1 (failed: failure-grace 1s, expired: deleted at once)')
+  console.log(`paused-keeper test: ${Math.round((Date.now() - started) / 1000)}s from the pause to the Job's deletion`)
+}, 240_000)
+
+test('two releases’ app-migrate, one after the other: each archived in its own uid’s folder, the first’s archive kept', async () => {
+  const prefix = `keeper-uid-${ns}`
+  keeper = await startKeeper(ns, ['--logs-dir', `s3://${bucket}/${prefix}`, '--s3-endpoint', endpoint])
+  const uids: string[] = []
+  for (const release of [1, 2]) {
+    const job = await createJob({ namespace: ns, name: 'app-migrate', behaviour: release === 1 ? 'fail' : 'succeed', labels: managed })
+    uids.push(job.metadata?.uid ?? '')
+    await eventually(
+      `release ${release}'s migration archived and released`,
+      () => getJob(ns, 'app-migrate'),
+      (j) => j?.metadata?.annotations?.[ARCHIVE_ANNOTATION.where] !== undefined && !j.metadata?.finalizers?.includes(LOGS_FINALIZER),
+      60_000
+    )
+    // The next release replaces it (before-hook-creation, or Helm's delete of the old Job).
+    await batchApi().deleteNamespacedJob({ namespace: ns, name: 'app-migrate', propagationPolicy: 'Background' })
+    await eventually(
+      `release ${release}'s migration gone`,
+      () => getJob(ns, 'app-migrate'),
+      (j) => j === undefined
+    )
+  }
+  expect(uids[0]).not.toBe(uids[1])
+  const [first, second] = [await inBucket(prefix, ns, 'app-migrate', 'main', uids[0]), await inBucket(prefix, ns, 'app-migrate', 'main', uids[1])]
+  expect([first.folder, second.folder]).toEqual([`${prefix}/${ns}/app-migrate/${uids[0]}/`, `${prefix}/${ns}/app-migrate/${uids[1]}/`])
+  expect(first.jobFile).toMatchObject({ uid: uids[0], status: 'failed' })
+  expect(second.jobFile).toMatchObject({ uid: uids[1], status: 'succeeded' })
+  expect(first.log).not.toBe('')
+  expect(second.log).not.toBe('')
+}, 150_000)
 
 test('a keeper stopped for good holds nothing: with keeper-namespace, sweep and pre save a held Job’s logs and let go of the hold once its Lease is stale (left to the keeper while it is fresh), and a namespace’s deletion completes', async () => {
   const prefix = `keeper-stopped-${ns}`
@@ -556,7 +683,8 @@ onRealNode(
     const saved = await inBucket(prefix, doomed, 'app-migrate')
     expect(saved.log).toContain('migrate: applying 0042')
     expect(saved.jobFile).toMatchObject({ logs: [expect.objectContaining({ file: expect.stringMatching(/^app-migrate-\w+\/main\.log$/) })] })
-    expect(saved.keys).toContain(`${prefix}/${doomed}/app-migrate/job.json`)
+    expect(saved.folder).toMatch(new RegExp(`^${prefix}/${doomed}/app-migrate/[\\w-]+/$`))
+    expect(saved.keys).toContain(`${saved.folder}job.json`)
   },
   240_000
 )
@@ -584,7 +712,8 @@ test('helm uninstall of a release whose migration still runs: the held Job and i
   expect(keeper.output()).toContain(`archived ${ns}/gone-migrate (being deleted before it finished: what its pods wrote)`)
   const gone = await inBucket(prefix, ns, 'gone-migrate', 'migrate')
   expect(gone.log).toContain('migrate: connecting to database') // kwok's pod.log
-  expect(gone.keys).toContain(`${prefix}/${ns}/gone-migrate/job.json`)
+  expect(gone.folder).toMatch(new RegExp(`^${prefix}/${ns}/gone-migrate/[\\w-]+/$`))
+  expect(gone.keys).toContain(`${gone.folder}job.json`)
   // The other release, out of the keeper's scope: its running Job neither held nor touched.
   const other = await getJob(ns, 'stays-migrate')
   expect(other?.metadata?.finalizers ?? []).not.toContain(LOGS_FINALIZER)
@@ -627,7 +756,7 @@ test('--all-namespaces: one watch of every namespace; the Jobs of its selector i
       `${namespace}/${name} archived`,
       () => getJob(namespace, name),
       (j) =>
-        j?.metadata?.annotations?.[ARCHIVE_ANNOTATION.where] === `s3://${bucket}/${prefix}/${namespace}/${name}/` &&
+        j?.metadata?.annotations?.[ARCHIVE_ANNOTATION.where] === `s3://${bucket}/${prefix}/${namespace}/${name}/${j?.metadata?.uid}/` &&
         !j.metadata.finalizers?.includes(LOGS_FINALIZER)
     )
   const lease = await kubeConfig().makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace: otherNs, name: 'job-sweeper-keeper' })
@@ -673,10 +802,10 @@ test('keeper --let-go (the chart’s post-delete hook) once the keeper stopped: 
   )
   const migrate = await getJob(ns, 'app-migrate')
   expect(migrate?.metadata?.finalizers ?? []).not.toContain(LOGS_FINALIZER)
-  expect(migrate?.metadata?.annotations?.[ARCHIVE_ANNOTATION.where]).toBe(`s3://${bucket}/${prefix}/${ns}/app-migrate/`)
+  expect(migrate?.metadata?.annotations?.[ARCHIVE_ANNOTATION.where]).toBe(`s3://${bucket}/${prefix}/${ns}/app-migrate/${migrate?.metadata?.uid}/`)
   const client = s3()
   try {
-    expect(await keysUnder(client, bucket, `${prefix}/${ns}/app-migrate/`)).toContain(`${prefix}/${ns}/app-migrate/job.json`)
+    expect(await keysUnder(client, bucket, `${prefix}/${ns}/app-migrate/`)).toContain(`${prefix}/${ns}/app-migrate/${migrate?.metadata?.uid}/job.json`)
   } finally {
     client.destroy()
   }
@@ -707,7 +836,7 @@ test('a keeper killed mid-upload (SIGKILL): the next, once the Lease expired, ar
       async () => killed.child.exitCode ?? killed.child.signalCode,
       (code) => code !== null
     )
-    const attemptKey = new RegExp(`^${prefix}/${ns}/app-migrate/attempts/[^/]+\\.json$`)
+    const attemptKey = new RegExp(`^${prefix}/${ns}/app-migrate/${job.metadata?.uid}/attempts/[^/]+\\.json$`)
     expect(proxy.seen.some((r) => /\/attempts\/[^/]+\.json$/.test(r))).toBe(true) // its attempt was recorded first
     expect((await getJob(ns, 'app-migrate'))?.metadata?.finalizers).toContain(LOGS_FINALIZER) // still held
     const left = (await inBucket(prefix, ns, 'app-migrate')).keys
@@ -737,7 +866,7 @@ test('a store under the documented policy (PutObject, AbortMultipartUpload; no r
   const asWriter = s3As(writer)
   const asRoot = s3As({ accessKeyId: process.env.AWS_ACCESS_KEY_ID ?? '', secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY ?? '' })
   try {
-    const missing = { Bucket: leastBucket, Key: `keeper-logs/${ns}/app-migrate/attempts/none.json` }
+    const missing = { Bucket: leastBucket, Key: `keeper-logs/${ns}/app-migrate/none/attempts/none.json` }
     await expect(asWriter.send(new GetObjectCommand(missing))).rejects.toMatchObject({ name: 'AccessDenied', $metadata: { httpStatusCode: 403 } })
     await expect(asRoot.send(new GetObjectCommand(missing))).rejects.toMatchObject({ $metadata: { httpStatusCode: 404 } }) // control: the key is missing
 

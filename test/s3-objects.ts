@@ -19,16 +19,30 @@ export async function keysUnder(client: S3Client, Bucket: string, Prefix: string
   return keys.sort()
 }
 
-/** What the bucket holds of one Job's folder (`<prefix>/<namespace>/<job>/`): its keys, its container's log ('' when there is none) and its job.json (when there is one). */
+/**
+ * What the bucket holds of one Job under `folder` (`<prefix>/<namespace>/<job>/`): a phase's save
+ * there, or the keeper's archive in the Job's uid folder under it (`<job>/<uid>/`: `uid`'s, or the
+ * one there). Its keys (all under `folder`), the archive's folder, its container's log ('' when
+ * there is none) and its job.json (when there is one).
+ */
 export async function savedJob(
   client: S3Client,
   Bucket: string,
   folder: string,
-  container = 'main'
-): Promise<{ keys: string[]; log: string; jobFile?: { uid?: string; status?: string; savedBy?: { phase?: string; keeper?: string; attempt?: number } } }> {
+  container = 'main',
+  uid?: string
+): Promise<{
+  keys: string[]
+  folder: string
+  log: string
+  jobFile?: { uid?: string; status?: string; savedBy?: { phase?: string; keeper?: string; attempt?: number } }
+}> {
   const keys = await keysUnder(client, Bucket, folder)
-  const logKey = keys.find((k) => k.endsWith(`/${container}.log`))
+  const under = uid ? `${folder}${uid}/` : folder
+  const jobFileKey = keys.find((k) => k === `${under}job.json`) ?? keys.find((k) => k.startsWith(under) && /^[^/]+\/job\.json$/.test(k.slice(under.length)))
+  const base = jobFileKey ? jobFileKey.slice(0, -'job.json'.length) : under
+  const logKey = keys.find((k) => k.startsWith(base) && k.endsWith(`/${container}.log`))
   const log = logKey ? (await objectBytes(client, Bucket, logKey)).toString() : ''
-  const jobFile = keys.includes(`${folder}job.json`) ? JSON.parse((await objectBytes(client, Bucket, `${folder}job.json`)).toString()) : undefined
-  return { keys, log, jobFile }
+  const jobFile = jobFileKey ? JSON.parse((await objectBytes(client, Bucket, jobFileKey)).toString()) : undefined
+  return { keys, folder: base, log, jobFile }
 }

@@ -87,7 +87,7 @@ export function jobFile(
   saved: { phase: SavedBy; at: Date; workflowRun?: string; keeper?: string; attempt?: number; archive?: ArchiveState }
 ): JobFile {
   const status = p.job.status ?? {}
-  const folder = `${jobKey(p)}/`
+  const folder = `${jobKey(p, saved.phase === 'keeper')}/`
   const why = p.status === 'failed' ? failureReason(p.job, pods, events.events) : p.job.neverStarted
   return {
     format: 'job-sweeper.io/job/v1',
@@ -153,7 +153,7 @@ export async function saveJobFile(
   const events = await eventsOf(client, p, harvest.pods)
   const file = jobFile(p, harvest.logs, harvest.pods, events, saved)
   try {
-    await writeText(sink, `${jobKey(p)}/job.json`, `${JSON.stringify(file, null, 2)}\n`, 'application/json')
+    await writeText(sink, `${jobKey(p, saved.phase === 'keeper')}/job.json`, `${JSON.stringify(file, null, 2)}\n`, 'application/json')
     return undefined
   } catch (e) {
     return `cannot save job.json: ${e instanceof SinkError ? e.message : String(e)}`

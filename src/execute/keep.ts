@@ -132,7 +132,7 @@ export async function archiveJob(
     if ('error' in r) throw r.error
   })
   ready.catch(() => undefined) // harvestLogs awaits it once the pods are listed; its failure is reported below
-  const harvesting = harvestLogs(client, { ...subject, resourceVersion: job.metadata?.resourceVersion }, sink, keep, ready).then(
+  const harvesting = harvestLogs(client, { ...subject, resourceVersion: job.metadata?.resourceVersion, byUid: true }, sink, keep, ready).then(
     (harvest) => ({ harvest }),
     (error: unknown) => ({ error })
   )
@@ -166,7 +166,7 @@ export async function archiveJob(
   const failures = [...harvest.logs.failures, ...(fileFailure ? [fileFailure] : [])]
   const bytes = harvest.logs.files.reduce((sum, f) => sum + f.bytes, 0)
   if (failures.length > 0) return { done: false, failures, bytes, attempt }
-  const where = `${sink.where.replace(/\/$/, '')}/${jobKey(subject)}/`
+  const where = `${sink.where.replace(/\/$/, '')}/${jobKey(subject, true)}/`
   if (archive.state === 'incomplete') await warnIncomplete(client, job, where, archive.gaps)
   const annotations = {
     [ARCHIVE_ANNOTATION.where]: where,
@@ -197,7 +197,7 @@ async function warnIncomplete(client: JobsClient, job: JobRecord, where: string,
  */
 export async function saveSoFar(client: JobsClient, sink: LogSink, job: JobRecord, keep: LogKeep): Promise<{ files: SavedLogFile[]; failures: string[] }> {
   const subject = subjectOf(job)
-  const { logs } = await harvestLogs(client, { ...subject, resourceVersion: job.metadata?.resourceVersion }, sink, keep)
+  const { logs } = await harvestLogs(client, { ...subject, resourceVersion: job.metadata?.resourceVersion, byUid: true }, sink, keep)
   return { files: logs.files, failures: logs.failures }
 }
 
@@ -218,7 +218,7 @@ interface AttemptRecord {
  */
 async function startAttempt(sink: LogSink, subject: { namespace: string; name: string; uid: string }, at: Date, by: Archiver): Promise<number> {
   const record: AttemptRecord = { uid: subject.uid, keeper: by.keeper, attempt: (by.previousAttempt ?? 0) + 1, startedAt: at.toISOString() }
-  await writeText(sink, `${jobKey(subject)}/attempts/${record.startedAt}.json`, `${JSON.stringify(record)}\n`, 'application/json')
+  await writeText(sink, `${jobKey(subject, true)}/attempts/${record.startedAt}.json`, `${JSON.stringify(record)}\n`, 'application/json')
   return record.attempt
 }
 

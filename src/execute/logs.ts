@@ -60,6 +60,8 @@ export interface LogSource {
   uid: string
   /** The Job's resourceVersion as the caller saw it: its pods are listed no older than that (from the API server's cache). */
   resourceVersion?: string
+  /** Its folder carries its uid (jobKey): the keeper's archive. */
+  byUid?: boolean
 }
 
 /** The logs of one pod to read (each container that ran, and its previous run), and the containers that never ran. */
@@ -107,8 +109,14 @@ export interface Harvest {
   pods: V1Pod[]
 }
 
-/** The key of a Job's folder under logs-dir. */
-export const jobKey = (job: { namespace: string; name: string }): string => `${job.namespace}/${job.name}`
+/**
+ * The key of a Job's folder under logs-dir: `<namespace>/<name>`, or with `byUid`
+ * `<namespace>/<name>/<uid>`: the keeper's, whose bucket outlives every Job of a name (the next
+ * release's app-migrate, every before-hook-creation hook), each of which would overwrite the
+ * last one's archive under its name alone.
+ */
+export const jobKey = (job: { namespace: string; name: string; uid?: string }, byUid = false): string =>
+  byUid && job.uid ? `${job.namespace}/${job.name}/${job.uid}` : `${job.namespace}/${job.name}`
 
 /**
  * Saves the logs of every pod of the Job into `sink`, each as `keep` says (with its last lines
@@ -130,7 +138,7 @@ export async function harvestLogs(client: JobsClient, job: LogSource, sink: LogS
   await ready
   for (const pod of pods) {
     const podName = pod.metadata?.name ?? ''
-    const podKey = `${jobKey(job)}/${podName}`
+    const podKey = `${jobKey(job, job.byUid)}/${podName}`
     const wanted = podLogs(pod)
     for (const { container, previous } of wanted.reads) {
       const file = `${podKey}/${container}${previous ? '.previous' : ''}.log`

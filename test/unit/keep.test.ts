@@ -120,7 +120,7 @@ const noPods = (client: JobsClient, lists: unknown[][] = []): void =>
 const at = (): Date => new Date('2026-12-04T12:00:00Z')
 
 const by = { keeper: 'keeper-7f9-1' }
-const attemptKey = 'prod/j/attempts/2026-12-04T12:00:00.000Z.json'
+const attemptKey = 'prod/j/uid-j/attempts/2026-12-04T12:00:00.000Z.json'
 
 test('archive: the attempt is recorded first (its own key), the pods are listed no older than the Job as the keeper saw it (from the API server’s cache), then job.json, and the finalizer goes with the annotations', async () => {
   const job = newJob({ name: 'j', status: 'succeeded', finalizers: [LOGS_FINALIZER] })
@@ -131,16 +131,16 @@ test('archive: the attempt is recorded first (its own key), the pods are listed 
   const outcome = await archiveJob(client, sink, withVersion(job, '1'), { maxBytes: 1024, lastLines: 0 }, at, by)
   expect(outcome).toMatchObject({ done: true, changed: true })
   expect(podLists).toEqual([['prod', 'uid-j', '1']])
-  expect(stored).toEqual([attemptKey, 'prod/j/job.json'])
+  expect(stored).toEqual([attemptKey, 'prod/j/uid-j/job.json'])
   expect(JSON.parse(objects.get(attemptKey) ?? '')).toEqual({ uid: 'uid-j', keeper: 'keeper-7f9-1', attempt: 1, startedAt: '2026-12-04T12:00:00.000Z' })
-  expect(JSON.parse(objects.get('prod/j/job.json') ?? '').savedBy).toEqual({
+  expect(JSON.parse(objects.get('prod/j/uid-j/job.json') ?? '').savedBy).toEqual({
     phase: 'keeper',
     at: '2026-12-04T12:00:00.000Z',
     keeper: 'keeper-7f9-1',
     attempt: 1
   })
   expect(live().metadata?.finalizers).toEqual([])
-  expect(live().metadata?.annotations).toMatchObject({ [ARCHIVE_ANNOTATION.where]: 's3://logs/k/prod/j/', [ARCHIVE_ANNOTATION.state]: 'complete' })
+  expect(live().metadata?.annotations).toMatchObject({ [ARCHIVE_ANNOTATION.where]: 's3://logs/k/prod/j/uid-j/', [ARCHIVE_ANNOTATION.state]: 'complete' })
 })
 
 test('archive under the documented policy (put only): the sink is never read, an earlier attempt’s record is left as it is beside the new one', async () => {
@@ -148,7 +148,7 @@ test('archive under the documented policy (put only): the sink is never read, an
   const { client } = fakeClient(job)
   noPods(client)
   Object.assign(client, { listWarningEvents: async () => [] })
-  const earlier = 'prod/j/attempts/2026-12-04T11:00:00.000Z.json'
+  const earlier = 'prod/j/uid-j/attempts/2026-12-04T11:00:00.000Z.json'
   const { sink, objects } = memorySink({ [earlier]: '{"uid":"uid-j","keeper":"keeper-killed","attempt":1}' })
   // A store that refuses every read (AWS: 403 for a GET without s3:GetObject, a missing key included): nothing asks it.
   const refusing = Object.assign(sink, {
@@ -157,7 +157,7 @@ test('archive under the documented policy (put only): the sink is never read, an
     }
   })
   expect(await archiveJob(client, refusing, withVersion(job, '1'), { maxBytes: 1024, lastLines: 0 }, at, by)).toMatchObject({ done: true, attempt: 1 })
-  expect([...objects.keys()].sort()).toEqual([earlier, attemptKey, 'prod/j/job.json'])
+  expect([...objects.keys()].sort()).toEqual([earlier, attemptKey, 'prod/j/uid-j/job.json'])
   expect(JSON.parse(objects.get(earlier) ?? '').keeper).toBe('keeper-killed')
 })
 
@@ -171,7 +171,7 @@ test('archive again in the same keeper: the attempt after its own last one, unde
     attempt: 2
   })
   expect(JSON.parse(objects.get(attemptKey) ?? '').attempt).toBe(2)
-  expect(JSON.parse(objects.get('prod/j/job.json') ?? '').savedBy.attempt).toBe(2)
+  expect(JSON.parse(objects.get('prod/j/uid-j/job.json') ?? '').savedBy.attempt).toBe(2)
 })
 
 test('archive: a store that refuses the attempt’s record fails the attempt before any log is saved (the Job stays held, tried again)', async () => {
@@ -183,7 +183,7 @@ test('archive: a store that refuses the attempt’s record fails the attempt bef
     ...sink,
     open: async () => ({
       write: async () => {
-        throw new SinkError("logs-dir 's3://logs/k': cannot upload k/prod/j/attempts/x.json to bucket 'logs': 503 ServiceUnavailable")
+        throw new SinkError("logs-dir 's3://logs/k': cannot upload k/prod/j/uid-j/attempts/x.json to bucket 'logs': 503 ServiceUnavailable")
       },
       discard: async () => undefined
     })
@@ -192,7 +192,7 @@ test('archive: a store that refuses the attempt’s record fails the attempt bef
   expect(outcome).toEqual({
     done: false,
     bytes: 0,
-    failures: ["cannot record the archive's attempt: logs-dir 's3://logs/k': cannot upload k/prod/j/attempts/x.json to bucket 'logs': 503 ServiceUnavailable"]
+    failures: ["cannot record the archive's attempt: logs-dir 's3://logs/k': cannot upload k/prod/j/uid-j/attempts/x.json to bucket 'logs': 503 ServiceUnavailable"]
   })
   expect([stored, patches]).toEqual([[], []])
 })
@@ -203,12 +203,12 @@ test('archive after logs were saved while their pods were being deleted: job.jso
   noPods(client) // the pod that was being deleted is gone: the kubelet removed it once it stopped
   Object.assign(client, { listWarningEvents: async () => [] })
   const { sink, objects } = memorySink()
-  const earlier = [{ file: 'prod/j/j-x1/main.log', bytes: 24, truncated: false }]
+  const earlier = [{ file: 'prod/j/uid-j/j-x1/main.log', bytes: 24, truncated: false }]
   expect(await archiveJob(client, sink, withVersion(job, '1'), { maxBytes: 1024, lastLines: 0 }, at, by, earlier)).toMatchObject({ done: true })
-  const logs = (JSON.parse(objects.get('prod/j/job.json') ?? '') as { logs: { file: string }[] }).logs
+  const logs = (JSON.parse(objects.get('prod/j/uid-j/job.json') ?? '') as { logs: { file: string }[] }).logs
   expect(logs.map((l) => l.file)).toEqual(['j-x1/main.log']) // relative to the Job's folder
   // Positive control: without them, job.json lists no log.
   const again = memorySink()
   expect(await archiveJob(client, again.sink, withVersion(job, '1'), { maxBytes: 1024, lastLines: 0 }, at, by)).toMatchObject({ done: true })
-  expect((JSON.parse(again.objects.get('prod/j/job.json') ?? '') as { logs: unknown[] }).logs).toEqual([])
+  expect((JSON.parse(again.objects.get('prod/j/uid-j/job.json') ?? '') as { logs: unknown[] }).logs).toEqual([])
 })

@@ -80,12 +80,12 @@ test('a save of a terminating pod the store refuses once (503) is tried again, a
   })
   try {
     const text = await within(
-      store.stored('prod/migrate/migrate-abc/migrate.log'),
+      store.stored('prod/migrate/uid-migrate/migrate-abc/migrate.log'),
       15_000,
       () => `the log stored after its refusal; keeper said: ${lines.join(' | ')}`
     )
     expect(text).toBe('step 1\nstep 2\n')
-    expect(store.refused).toEqual(['prod/migrate/migrate-abc/migrate.log'])
+    expect(store.refused).toEqual(['prod/migrate/uid-migrate/migrate-abc/migrate.log'])
     expect(lines.some((l) => l.includes('not saved, trying again') && l.includes('503 SlowDown'))).toBe(true)
     expect(fake.callsOf('saveLog').filter(([log]) => log === 'prod/migrate-abc/migrate')).toHaveLength(2)
     expect(fake.callsOf('saveLog').filter(([log]) => log === 'prod/other-abc/migrate')).toEqual([])
@@ -146,15 +146,15 @@ test('a failed Job whose pod was gone before any archive: archived `incomplete` 
         () => 'kept archived'
       )
     ).toBe('complete')
-    const lostFile = JSON.parse(await store.stored('prod/lost/job.json'))
+    const lostFile = JSON.parse(await store.stored('prod/lost/uid-lost/job.json'))
     expect(lostFile).toMatchObject({
       state: 'incomplete',
       missing: [{ reason: 'pod-gone', what: '1 of its 1 ended pod(s): gone before their logs were read (deleted, or garbage-collected)' }],
       logs: []
     })
-    expect(JSON.parse(await store.stored('prod/kept/job.json'))).toMatchObject({ state: 'complete', missing: [], logs: [{ file: 'kept-abc/migrate.log' }] })
+    expect(JSON.parse(await store.stored('prod/kept/uid-kept/job.json'))).toMatchObject({ state: 'complete', missing: [], logs: [{ file: 'kept-abc/migrate.log' }] })
     expect(fake.events.filter((e) => e.includes('LogsIncomplete'))).toEqual([
-      'prod/lost LogsIncomplete: job-sweeper keeper: its archive at /archive/prod/lost/ is incomplete: pod-gone: 1 of its 1 ended pod(s): gone before their logs were read (deleted, or garbage-collected)'
+      'prod/lost LogsIncomplete: job-sweeper keeper: its archive at /archive/prod/lost/uid-lost/ is incomplete: pod-gone: 1 of its 1 ended pod(s): gone before their logs were read (deleted, or garbage-collected)'
     ])
     const metrics = await (await fetch(`http://${address}/metrics`)).text()
     expect(metrics).toMatch(/^job_sweeper_keeper_archives_incomplete_total\{reason="pod_gone"\} 1$/m)
