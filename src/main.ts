@@ -60,7 +60,12 @@ async function readSettings(): Promise<Settings> {
   const raw = core.getInput(INPUT.kubeconfig).trim()
   if (raw !== '' && !isKubeconfigPath(raw, existsSync)) mask(raw)
   // chart without manifest: manifest is the chart rendered as the upgrade will render it.
-  return parseSettings(await withRenderedChart((name) => core.getInput(name), (line) => core.info(line)))
+  return parseSettings(
+    await withRenderedChart(
+      (name) => core.getInput(name),
+      (line) => core.info(line)
+    )
+  )
 }
 
 // What the run prints quotes the cluster (pod and Event messages): no line of it may read as a workflow command.

@@ -118,6 +118,9 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv = proces
 const COMMON = `Scope (at least one; a Job must match all given):
   --release NAME          Jobs Helm owns for this release
   --manifest FILE         Jobs named in rendered manifests (helm template, or helm upgrade --dry-run=server output)
+  --chart CHART           instead of --manifest: render CHART for --release as the upgrade will
+                          (helm upgrade --dry-run=server, with the helm on PATH)
+  --helm-args 'ARGS'      with --chart: helm upgrade's arguments for the render (-f, --set, --version)
   -l, --selector SELECTOR label selector
   --jobs NAMES            Job names, comma separated
 

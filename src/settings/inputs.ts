@@ -10,6 +10,8 @@ export const INPUT = {
   allNamespaces: 'all-namespaces',
   release: 'release',
   manifest: 'manifest',
+  chart: 'chart',
+  helmArgs: 'helm-args',
   selector: 'selector',
   jobs: 'jobs',
   includeHooks: 'include-hooks',
