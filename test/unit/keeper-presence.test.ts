@@ -103,6 +103,32 @@ describe('post with keeper-namespace', () => {
     )
   })
 
+  test('the chart’s own policy: a failure-grace annotation it applies is the one left to the release; a TTL it applies (Helm 4) stands, held or not, and the log says it runs meanwhile', async () => {
+    const applied = (fields: Record<string, unknown>, annotations: Record<string, string>) => {
+      const job = newJob({ name: 'app-migrate', release: 'app', status: 'failed', annotations })
+      job.metadata!.managedFields = [{ manager: 'helm', operation: 'Apply', fieldsType: 'FieldsV1', fieldsV1: fields }]
+      return job
+    }
+    const grace = applied({ 'f:metadata': { 'f:annotations': { 'f:job-sweeper.io/failure-grace': {} } } }, { 'job-sweeper.io/failure-grace': '7d' })
+    const byGrace = executorOf(inputs, [grace])
+    await byGrace.execute(undefined, undefined, { keeper: { namespace: 'job-sweeper', lease: { ...fresh, renewedAt: new Date(byGrace.clock.now()) } } })
+    expect(byGrace.client.job('prod', 'app-migrate')?.metadata?.annotations?.[TTL_AFTER_ARCHIVE]).toBe('ttl 1h, failure-grace 7d')
+
+    const ttl = applied({ 'f:spec': { 'f:ttlSecondsAfterFinished': {} } }, {})
+    ttl.spec!.ttlSecondsAfterFinished = 600
+    const byTtl = executorOf(inputs, [ttl])
+    await byTtl.execute(undefined, undefined, { keeper: { namespace: 'job-sweeper', lease: { ...fresh, renewedAt: new Date(byTtl.clock.now()) } } })
+    const job = byTtl.client.job('prod', 'app-migrate')
+    expect([job?.spec?.ttlSecondsAfterFinished, job?.metadata?.annotations?.[TTL_AFTER_ARCHIVE], job?.metadata?.finalizers]).toEqual([
+      600,
+      undefined,
+      [LOGS_FINALIZER]
+    ])
+    expect(byTtl.log.join('\n')).toContain(
+      "the chart's ttlSecondsAfterFinished kept; held for the keeper (job-sweeper.io/logs): the chart's TTL runs meanwhile, and may delete its pods before their archive"
+    )
+  })
+
   test('positive control: no keeper running (its Lease not renewed for a minute): the TTL alone, by merge patch, and the log says why', async () => {
     const ex = executorOf(inputs, [failed])
     const lease = { ...fresh, renewedAt: new Date(ex.clock.now() - 60_000) }
