@@ -17,7 +17,7 @@ import { phaseOnCluster } from './run.ts'
 import { redactResult } from './report/redact-result.ts'
 import { redact, secretMasker } from './text/secrets.ts'
 import { inertLines } from './text/workflow-commands.ts'
-import { withRenderedChart } from './settings/chart-render.ts'
+import { parseWithChart } from './settings/chart-render.ts'
 import { logsWhere, parseSettings, SettingsError, type Settings } from './settings/settings.ts'
 import { unusedInputs } from './settings/unused-inputs.ts'
 
@@ -60,11 +60,10 @@ async function main(argv: string[]): Promise<number> {
     }
     command = parsed
     // --chart without --manifest: the manifest is the chart rendered as the upgrade will render it.
-    settings = parseSettings(
-      await withRenderedChart(
-        (name) => (name === 'phase' ? parsed.phase : (parsed.inputs[name] ?? '')),
-        (line) => err(`${line}\n`)
-      )
+    settings = await parseWithChart(
+      (name) => (name === 'phase' ? parsed.phase : (parsed.inputs[name] ?? '')),
+      (read) => parseSettings(read),
+      (line) => err(`${line}\n`)
     )
     // Before the cluster is touched: a logs-dir that cannot be written is bad usage.
     await checkLogs(settings, (secret) => secretMasker.add(secret))

@@ -18,7 +18,7 @@ import { phaseOnCluster } from './run.ts'
 import { redactResult } from './report/redact-result.ts'
 import { redact, secretMasker } from './text/secrets.ts'
 import { inertLines } from './text/workflow-commands.ts'
-import { withRenderedChart } from './settings/chart-render.ts'
+import { parseWithChart } from './settings/chart-render.ts'
 import { isKubeconfigPath } from './settings/kubeconfig-input.ts'
 import { INPUT, logsWhere, parseSettings, type Phase, type Settings } from './settings/settings.ts'
 import { unusedInputs } from './settings/unused-inputs.ts'
@@ -60,11 +60,10 @@ async function readSettings(): Promise<Settings> {
   const raw = core.getInput(INPUT.kubeconfig).trim()
   if (raw !== '' && !isKubeconfigPath(raw, existsSync)) mask(raw)
   // chart without manifest: manifest is the chart rendered as the upgrade will render it.
-  return parseSettings(
-    await withRenderedChart(
-      (name) => core.getInput(name),
-      (line) => core.info(line)
-    )
+  return parseWithChart(
+    (name) => core.getInput(name),
+    (read) => parseSettings(read),
+    (line) => core.info(line)
   )
 }
 

@@ -4,7 +4,8 @@
 // stands for manifest. Read before the settings are parsed, so that everything after sees a
 // manifest as if it had been given.
 import { spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { INPUT, SettingsError } from './inputs.ts'
@@ -67,25 +68,53 @@ function runHelm(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number
 }
 
 /**
- * The inputs, with manifest standing for the chart's rendering when chart is given (and the same
- * inputs when it is not). The rendered file (it holds the chart's Secrets) is readable by this user
- * only, in a directory removed when the process exits. `log` says what runs.
+ * `parse` of the inputs, with manifest standing for the chart's rendering when chart is given (of
+ * the same inputs when it is not). The rendered file holds the chart's Secrets: readable by this
+ * user only, and removed once `parse` has read it (the settings keep its path, no more). `log`
+ * says what runs.
  */
-export async function withRenderedChart(read: ReadInput, log: (line: string) => void, env: NodeJS.ProcessEnv = process.env): Promise<ReadInput> {
+export async function parseWithChart<T>(
+  read: ReadInput,
+  parse: (read: ReadInput) => T,
+  log: (line: string) => void,
+  env: NodeJS.ProcessEnv = process.env
+): Promise<T> {
   const chart = read(INPUT.chart).trim()
   const helmArgs = read(INPUT.helmArgs).trim()
   if (chart === '') {
     if (helmArgs !== '')
       throw new SettingsError(`Invalid ${INPUT.helmArgs} '${helmArgs}' without ${INPUT.chart}: expected ${INPUT.chart}, the chart they render`)
-    return read
+    return parse(read)
   }
   if (read(INPUT.manifest).trim() !== '')
     throw new SettingsError(`Invalid ${INPUT.chart} '${chart}' with ${INPUT.manifest}: expected one of them, the rendered release or the chart to render`)
   const release = read(INPUT.release).trim()
   if (release === '')
     throw new SettingsError(`Invalid ${INPUT.chart} '${chart}' without ${INPUT.release}: expected ${INPUT.release}, as helm upgrade RELEASE CHART renders it`)
-  const dir = mkdtempSync(join(tmpdir(), 'job-sweeper-render-'))
-  process.once('exit', () => rmSync(dir, { recursive: true, force: true }))
+  const namespace = read(INPUT.namespace).trim() || undefined
+  const context = read(INPUT.context).trim() || undefined
+  // Named by what is rendered, not at random: the manifest's path is part of a scope's identity
+  // (the action's post step finds the explicit post phase of the same scope by it).
+  const key = createHash('sha256')
+    .update(JSON.stringify([release, chart, helmArgs, namespace ?? '', context ?? '']))
+    .digest('hex')
+    .slice(0, 16)
+  const dir = join(tmpdir(), `job-sweeper-render-${key}`)
+  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  try {
+    return parse(await renderTo(dir, read, { release, chart, helmArgs, namespace, context }, log, env))
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+async function renderTo(
+  dir: string,
+  read: ReadInput,
+  { release, chart, helmArgs, namespace, context }: { release: string; chart: string; helmArgs: string; namespace?: string; context?: string },
+  log: (line: string) => void,
+  env: NodeJS.ProcessEnv
+): Promise<ReadInput> {
   // helm reads a kubeconfig file: the input's content (YAML or base64) is written to one.
   const kubeconfigInput = read(INPUT.kubeconfig).trim()
   let kubeconfig: string | undefined
@@ -93,8 +122,6 @@ export async function withRenderedChart(read: ReadInput, log: (line: string) => 
     kubeconfig = isKubeconfigPath(kubeconfigInput, existsSync) ? expandHome(kubeconfigInput, env) : join(dir, 'kubeconfig')
     if (kubeconfig === join(dir, 'kubeconfig')) writeFileSync(kubeconfig, decodeKubeconfig(kubeconfigInput), { mode: 0o600 })
   }
-  const namespace = read(INPUT.namespace).trim() || undefined
-  const context = read(INPUT.context).trim() || undefined
   const args = renderArgs(release, chart, helmWords(helmArgs), { namespace, context, kubeconfig })
   log(`Rendering ${INPUT.chart} '${chart}' as the upgrade will: helm upgrade ${release} ${chart} … --dry-run=server`)
   const rendered = await runHelm(args, env)

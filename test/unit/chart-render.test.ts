@@ -3,7 +3,7 @@
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { helmWords, renderArgs, withRenderedChart } from '../../src/settings/chart-render.ts'
+import { helmWords, parseWithChart, renderArgs } from '../../src/settings/chart-render.ts'
 import { SettingsError } from '../../src/settings/inputs.ts'
 
 test.each([
@@ -49,19 +49,40 @@ test.each([
   [{ chart: './c', manifest: 'r.yaml', release: 'app' }, "Invalid chart './c' with manifest: expected one of them"],
   [{ chart: './c' }, "Invalid chart './c' without release: expected release"]
 ])('%j is refused before helm runs', async (values, message) => {
-  const rendered = withRenderedChart(inputs(values), () => {})
+  const rendered = parseWithChart(
+    inputs(values),
+    (read) => read,
+    () => {}
+  )
   await expect(rendered).rejects.toThrow(SettingsError)
-  await expect(withRenderedChart(inputs(values), () => {})).rejects.toThrow(message)
+  await expect(
+    parseWithChart(
+      inputs(values),
+      (read) => read,
+      () => {}
+    )
+  ).rejects.toThrow(message)
 })
 
 test('without chart the inputs are as given', async () => {
   const read = inputs({ manifest: 'r.yaml' })
-  expect(await withRenderedChart(read, () => {})).toBe(read)
+  expect(
+    await parseWithChart(
+      read,
+      (r) => r,
+      () => {}
+    )
+  ).toBe(read)
 })
 
 test('no helm on PATH: the error says so, and what to do instead', async () => {
   const empty = mkdtempSync(join(tmpdir(), 'no-helm-'))
-  await expect(withRenderedChart(inputs({ chart: './c', release: 'app' }), () => {}, { PATH: empty })).rejects.toThrow(
-    "Invalid chart './c': rendering it needs helm on PATH (helm upgrade --dry-run=server), and there is none"
-  )
+  await expect(
+    parseWithChart(
+      inputs({ chart: './c', release: 'app' }),
+      (r) => r,
+      () => {},
+      { PATH: empty }
+    )
+  ).rejects.toThrow("Invalid chart './c': rendering it needs helm on PATH (helm upgrade --dry-run=server), and there is none")
 })
