@@ -129,7 +129,7 @@ async function main(argv: string[]): Promise<number> {
       manifest,
       ...where,
       ...(command.dryRun ? ['--dry-run'] : []),
-      ...sweepFlags
+      ...command.preArgs
     ])
     if (command.dryRun) {
       say(`dry run: nothing was changed; helm upgrade and post were not run`)
