@@ -30,7 +30,11 @@ test('pre, on-running fail: the plan blocks, and its problem is the error the st
   const policy = planPolicy(settingsOf({ release: 'app', 'on-running': 'fail' }))
   const [p] = planPrune(at(newJob({ name: 'app-migrate', release: 'app', status: 'running' })), policy, NOW).jobs
   expect(p.action).toBe('block')
-  expect(p.problem).toEqual({ severity: 'error', message: 'Job prod/app-migrate is still running (10m) and on-running is fail; nothing was deleted' })
+  expect(p.problem).toEqual({
+    severity: 'error',
+    ofTheJob: true,
+    message: 'Job prod/app-migrate is still running (10m) and on-running is fail; nothing was deleted'
+  })
   // Positive control: on-running wait plans a wait, and no problem.
   const [waits] = planPrune(at(newJob({ name: 'app-migrate', release: 'app', status: 'running' })), planPolicy(settingsOf({ release: 'app' })), NOW).jobs
   expect([waits.action, waits.problem]).toEqual(['wait', undefined])
@@ -42,7 +46,7 @@ describe('post: fail-on-job-failure', () => {
     [
       'wait-for-jobs, fail-on-job-failure → an error',
       { 'wait-for-jobs': '5m' },
-      { severity: 'error', message: 'Job prod/app-migrate failed; kept for failure-grace 1d so it can be inspected' }
+      { severity: 'error', ofTheJob: true, message: 'Job prod/app-migrate failed; kept for failure-grace 1d so it can be inspected' }
     ],
     [
       'wait-for-jobs, fail-on-job-failure false → a warning',
@@ -61,6 +65,7 @@ describe('post: fail-on-job-failure', () => {
     const [p] = planPost({ namespace: 'prod', jobs: [stuck] }, planPolicy(settingsOf({ phase: 'post', release: 'app', 'wait-for-jobs': '5m' })), NOW).jobs
     expect(p.problem).toEqual({
       severity: 'error',
+      ofTheJob: true,
       message: 'Job prod/app-migrate never started: ImagePullBackOff (x:1): not waited for; it keeps the upper-bound TTL'
     })
   })
@@ -79,7 +84,7 @@ describe('redecide after a wait gives the final reason', () => {
       finished('failed'),
       'set-ttl',
       'failed after waiting; deleted failure-grace 1d after it finished',
-      { severity: 'error', message: 'Job prod/app-migrate failed; kept for failure-grace 1d so it can be inspected' }
+      { severity: 'error', ofTheJob: true, message: 'Job prod/app-migrate failed; kept for failure-grace 1d so it can be inspected' }
     ],
     [
       'never started → the upper bound it has, set again once its logs are saved, and a failure',
@@ -88,6 +93,7 @@ describe('redecide after a wait gives the final reason', () => {
       'never started: Unschedulable; no longer waited for after 2m of wait-for-jobs 10m; it keeps the upper-bound TTL',
       {
         severity: 'error',
+        ofTheJob: true,
         message: 'Job prod/app-migrate never started: Unschedulable: no longer waited for after 2m of wait-for-jobs 10m; it keeps the upper-bound TTL'
       }
     ],
