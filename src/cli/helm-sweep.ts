@@ -142,6 +142,10 @@ async function main(argv: string[]): Promise<number> {
 
     say(`upgrade: ${helm} upgrade (the arguments as given)`)
     const upgrade = await run(helm, ['upgrade', ...command.helmArgs])
+    if (stopping) {
+      say(`stopped by ${stopping} during helm upgrade (exit code ${upgrade.code}); post was not run`)
+      return upgrade.code || 1
+    }
     if (upgrade.code !== 0) say(`helm upgrade failed with exit code ${upgrade.code}; post runs all the same`)
 
     say(`post: job-sweeper post --release ${release} ${where.join(' ')}`)
