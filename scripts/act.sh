@@ -8,13 +8,13 @@
 set -euo pipefail
 ACT_VERSION=v0.2.89
 
-# Go >= 1.26 on PATH (or /usr/local/go/bin), or a message that says what is found and what is needed.
 # shellcheck source=tools.sh
 source "$(dirname "${BASH_SOURCE[0]}")/tools.sh"
-require_go
 cache=${JOB_SWEEPER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/job-sweeper}
 bin="$cache/act-$ACT_VERSION/act"
 if [ ! -x "$bin" ]; then
+  # Go >= 1.26 on PATH (or /usr/local/go/bin), or a message that says what is found and what is needed.
+  require_go
   echo "[act] building github.com/nektos/act@$ACT_VERSION" >&2
   started=$(date +%s)
   # Into a private directory, then renamed: a second build at the same time (CI's stage and a

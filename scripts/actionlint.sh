@@ -7,13 +7,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ACTIONLINT_VERSION=v1.7.12
 
-# Go >= 1.26 on PATH (or /usr/local/go/bin), or a message that says what is found and what is needed.
-# shellcheck source=tools.sh
-source "$(dirname "${BASH_SOURCE[0]}")/tools.sh"
-require_go
+# shellcheck source=scripts/tools.sh
+source scripts/tools.sh
 cache=${JOB_SWEEPER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/job-sweeper}
 bin="$cache/actionlint-$ACTIONLINT_VERSION/actionlint"
 if [ ! -x "$bin" ]; then
+  # Go >= 1.26 on PATH (or /usr/local/go/bin), or a message that says what is found and what is needed.
+  require_go
   echo "[actionlint] building github.com/rhysd/actionlint/cmd/actionlint@$ACTIONLINT_VERSION" >&2
   started=$(date +%s)
   GOBIN=$(dirname "$bin") CGO_ENABLED=0 GOTOOLCHAIN=local go install -ldflags "-s -w -X main.version=$ACTIONLINT_VERSION" \
