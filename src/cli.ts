@@ -97,7 +97,7 @@ async function main(argv: string[]): Promise<number> {
       result.errors.push(redact(`could not write the report in logs-dir '${settings.logsDir}' (${apiErrorMessage(e)}); ${changesWords(result)}`))
       return null
     })
-    const summary = summarize(result)
+    const summary = summarize(result, settings.logsTarget.kind === 's3' ? { kind: 'bucket', url: settings.logsTarget.url } : { kind: 'dir' })
     if (command.json) {
       // The same lists as the action's outputs (cut to a size a CI variable holds), with counts;
       // the report file has every Job.

@@ -9,7 +9,7 @@ import { cancelledBy } from './kube/retry.ts'
 import { loadKubeConfig } from './kube/kubeconfig.ts'
 import { takeLeases, leaseName, runIdentity, scopeKey } from './kube/lease.ts'
 import type { ManifestClient } from './kube/manifest-client.ts'
-import { observe, observeStarts, observeSweep, sweepManifest, targetNamespace } from './observe/observe.ts'
+import { observe, observeFailures, observeStarts, observeSweep, sweepManifest, targetNamespace } from './observe/observe.ts'
 import { whereWords, type Observed } from './observe/observed.ts'
 import { readKeeperLease } from './observe/keeper-lease.ts'
 import { keeperLine } from './plan/keeper.ts'
@@ -44,6 +44,15 @@ async function withStarts(client: JobsClient, settings: Settings, o: Observed, w
   return o
 }
 
+/** Post: why each failed Job in scope failed, for its row and its error line. */
+async function withFailures(client: JobsClient, settings: Settings, o: Observed): Promise<Observed> {
+  await observeFailures(
+    client,
+    decidable(o, settings).filter((job) => jobStatus(job) === 'failed')
+  )
+  return o
+}
+
 // The plan's log lists each Job up to this many; beyond, it counts them by action.
 const PLAN_LINES = 50
 
@@ -71,15 +80,27 @@ function namespacesOf(phase: Phase, settings: Settings, client: JobsClient): str
 
 /** One phase against the cluster the settings name: the client is made here, and closed at the end. */
 export async function phaseOnCluster(phase: Phase, settings: Settings, options: PhaseOptions): Promise<RunResult> {
-  const kube = new KubeJobsClient(loadKubeConfig(settings.kubeconfig, settings.context, options.mask), {
-    signal: options.signal,
-    onCredential: options.mask
-  })
+  const startedAt = new Date().toISOString()
+  const kc = loadKubeConfig(settings.kubeconfig, settings.context, options.mask)
+  const kube = new KubeJobsClient(kc, { signal: options.signal, onCredential: options.mask })
   try {
-    return { ...(await phaseUnderLease(kube, phase, settings, options, kube.manifestClient())), apiRequests: kube.requests }
+    const result = await phaseUnderLease(kube, phase, settings, options, kube.manifestClient())
+    return { ...result, apiRequests: kube.requests, startedAt, scope: scopeWords(settings.scope), context: kc.getCurrentContext() || undefined }
   } finally {
     await kube.close()
   }
+}
+
+/** The scope in words for the summary's title: `release shop`, `selector app=web`, `jobs a, b`. */
+export function scopeWords(scope: Settings['scope']): string {
+  return [
+    scope.release !== undefined && `release ${scope.release}`,
+    scope.manifest !== undefined && `manifest ${scope.manifest}`,
+    scope.selector !== undefined && `selector ${scope.selector}`,
+    scope.jobs !== undefined && `jobs ${someNames(scope.jobs)}`
+  ]
+    .filter((w): w is string => typeof w === 'string')
+    .join(', ')
 }
 
 /** Checks the namespaces, takes the scope's Lease, observes, plans and executes, and releases the Lease. */
@@ -189,7 +210,13 @@ async function observePlanExecute(phase: Phase, settings: Settings, client: Jobs
       )
       break
     case 'post':
-      plan = planPost(await observed(out, what, async () => withStarts(client, settings, await observe(client, settings, warn, false), warn)), policy, now)
+      plan = planPost(
+        await observed(out, what, async () =>
+          withFailures(client, settings, await withStarts(client, settings, await observe(client, settings, warn, false), warn))
+        ),
+        policy,
+        now
+      )
       if (settings.keeperNamespace !== undefined && !settings.dryRun) {
         ctx.keeper = await readKeeperLease(client, settings.keeperNamespace, warn, true)
         if (!ctx.keeper.unread) out.info(keeperLine(ctx.keeper.namespace, ctx.keeper.lease, now))

@@ -70,7 +70,7 @@ zipTest('pre clears the prior migration Job, helm upgrade goes through, a later 
   expect(stepSummary(run, 'deploy', 'Main', 'job-sweeper')).toContain('No log was saved, so no artifact was uploaded')
 
   // Each step's GITHUB_STEP_SUMMARY, as act prints it once the step ended.
-  expect(stepSummary(run, 'deploy', 'Main', 'job-sweeper')).toContain('**✅ 1 pruned · 0 waited · 0 kept**')
+  expect(stepSummary(run, 'deploy', 'Main', 'job-sweeper')).toContain('**✅ 1 pruned · 0 kept**')
   expect(stepSummary(run, 'deploy', 'Post', 'job-sweeper')).toContain('**✅ 2 TTL set')
 
   // The upgrade's Jobs, new ones, with the TTLs of their outcomes from the post step.

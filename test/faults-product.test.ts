@@ -130,7 +130,7 @@ describe('pre', () => {
     expect(JSON.parse(run.outputs.gone)).toEqual([expect.objectContaining({ name, reason: expect.stringContaining('already gone') })])
     expect(run.outputs['gone-count']).toBe('1')
     // The hook decoy of the release is kept; the headline counts the Job apart, not as pruned.
-    expect(run.summary).toContain('**✅ 0 pruned · 0 waited · 1 kept · 1 already gone**')
+    expect(run.summary).toContain('**✅ 0 pruned · 1 kept · 1 already gone**')
     expect(await sweptEvents(ns)).toEqual([])
   })
 

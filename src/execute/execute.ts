@@ -12,6 +12,7 @@ import type { JobRecord } from '../kube/job-record.ts'
 import type { Plan, PlannedJob } from '../plan/plan.ts'
 import type { Problem } from '../plan/policy.ts'
 import { LOGS_FINALIZER } from '../plan/keeper.ts'
+import { observeFailures } from '../observe/observe.ts'
 import { ageSeconds, jobStatus } from '../plan/predicates.ts'
 import { formatDuration } from '../text/duration.ts'
 import { INPUT } from '../settings/inputs.ts'
@@ -196,7 +197,8 @@ async function onQueue(execution: Execution, jobs: PlannedJob[], verb: string, a
           const stopped = stoppedBy(execution.actions)
           const out = stopped ? outcome(p, 'kept', `${p.reason} — not attempted: ${stopped}`) : await action(p)
           done++
-          execution.outcomes.set(key(p), { ...out, waited: out.waited || execution.outcomes.get(key(p))?.waited === true })
+          const before = execution.outcomes.get(key(p))
+          execution.outcomes.set(key(p), { ...out, waited: out.waited || before?.waited === true, waitedSeconds: out.waitedSeconds ?? before?.waitedSeconds })
         })
       )
     )
@@ -214,6 +216,8 @@ async function prune(execution: Execution): Promise<boolean> {
     const began = actions.clock.now()
     const timeout = settings.waitTimeoutSeconds
     const pending = new Set(toWait.map(key))
+    // How long each wait took, for the summary.
+    const waitedFor = new Map<string, number>()
     actions.info(`waiting up to ${formatDuration(timeout)} for ${toWait.length} running Job(s): ${someNames(pending)}`)
     const stop = startProgress(
       actions.info,
@@ -223,7 +227,9 @@ async function prune(execution: Execution): Promise<boolean> {
     const settled = await Promise.allSettled(
       toWait.map(async (p) => {
         live.follow(p)
-        const job = await watches.waitUnlessStuck(p, starts, (j) => !stillRunning(j), timeout * 1000)
+        const job = await watches
+          .waitUnlessStuck(p, starts, (j) => !stillRunning(j), timeout * 1000)
+          .finally(() => waitedFor.set(key(p), (actions.clock.now() - began) / 1000))
         pending.delete(key(p))
         actions.info(`Job ${key(p)} ${ended(job)}`)
         if (job && jobStatus(job) === 'failed') live.explain(p, job)
@@ -244,7 +250,10 @@ async function prune(execution: Execution): Promise<boolean> {
       }
       result.outcomes = actions.signal?.aborted ? abandonCancelled(plan) : abandon(plan, new Map(failed.map(({ p, s }) => [key(p), blocked(s)])))
       const ages = new Map(failed.map(({ p }) => [key(p), ageSeconds(p.job, gaveUp)]))
-      for (const o of result.outcomes) o.ageSeconds = ages.get(key(o)) ?? o.ageSeconds
+      for (const o of result.outcomes) {
+        o.ageSeconds = ages.get(key(o)) ?? o.ageSeconds
+        o.waitedSeconds = waitedFor.get(key(o))
+      }
       for (const { p, s } of failed) {
         const reason = (s as PromiseRejectedResult).reason
         if (reason instanceof ClusterUnreachable || reason instanceof RunCancelled) continue
@@ -266,11 +275,13 @@ async function prune(execution: Execution): Promise<boolean> {
     for (const [i, p] of toWait.entries()) {
       const job = (settled[i] as PromiseFulfilledResult<JobRecord | undefined>).value
       const again = job && plan.redecide(job, new Date(actions.clock.now()), (actions.clock.now() - began) / 1000)
-      if (!again) execution.outcomes.set(key(p), { ...outcome(p, 'gone', 'finished, and deleted by someone else while it was waited for'), waited: true })
+      const waitedSeconds = waitedFor.get(key(p))
+      if (!again)
+        execution.outcomes.set(key(p), { ...outcome(p, 'gone', 'finished, and deleted by someone else while it was waited for'), waited: true, waitedSeconds })
       // Kept: it became a hook, or left the scope (relabelled by an operator keeping it for inspection).
-      else if (again.action !== 'delete') execution.outcomes.set(key(p), { ...outcome(again, 'kept'), waited: true })
+      else if (again.action !== 'delete') execution.outcomes.set(key(p), { ...outcome(again, 'kept'), waited: true, waitedSeconds })
       else {
-        execution.outcomes.set(key(p), { ...outcome(again, 'kept'), waited: true })
+        execution.outcomes.set(key(p), { ...outcome(again, 'kept'), waited: true, waitedSeconds })
         toDelete.push(again)
       }
     }
@@ -356,12 +367,20 @@ async function post(execution: Execution): Promise<void> {
       toWait.map(async (p) => {
         const out = outcomes.get(key(p)) as JobOutcome
         out.waited = true
+        const began = actions.clock.now()
+        let waitEnded: number | undefined
         try {
-          const began = actions.clock.now()
           live.follow(p)
-          const job = await watches.waitUnlessStuck(p, starts, (j) => !stillRunning(j), limit * 1000)
+          let job = await watches.waitUnlessStuck(p, starts, (j) => !stillRunning(j), limit * 1000)
+          waitEnded = actions.clock.now()
           actions.info(`Job ${key(p)} ${ended(job)}`)
-          if (job && jobStatus(job) === 'failed') live.explain(p, job)
+          if (job && jobStatus(job) === 'failed') {
+            live.explain(p, job)
+            // Its row and its error line say why (a copy: the watch's record stays as the watch saw it).
+            const failedJob = { ...job }
+            await observeFailures(actions.client, [failedJob]).catch(() => undefined)
+            job = failedJob
+          }
           const again = job && plan.redecide(job, new Date(actions.clock.now()), (actions.clock.now() - began) / 1000)
           if (!again) Object.assign(out, { result: 'gone', reason: 'deleted while it was waited for' })
           else if (again.action === 'set-ttl') {
@@ -395,6 +414,8 @@ async function post(execution: Execution): Promise<void> {
           else if (e instanceof RunCancelled) out.reason = `${out.reason}; not seen finished: ${CANCELLED}`
           else result.errors.push(`Job ${key(p)} could not be watched: ${apiErrorMessage(e)}; ${keeps}`)
         } finally {
+          // The wait alone, not the TTL patch after it.
+          out.waitedSeconds = ((waitEnded ?? actions.clock.now()) - began) / 1000
           pending.delete(key(p))
         }
       })

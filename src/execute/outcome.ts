@@ -20,6 +20,8 @@ export interface JobOutcome {
   /** pruned/would-prune/kept/...: the result; a waited Job that was then pruned has waited = true. */
   result: OutcomeKind
   waited: boolean
+  /** How long the wait on it took, in seconds (set when it was waited for). */
+  waitedSeconds?: number
   reason: string
   /** For the TTL / time left column. */
   retention?: string
@@ -47,6 +49,12 @@ export interface RunResult {
   apiRequests?: number
   /** When the run ended: the summary says how long ago each Job finished from here. */
   endedAt?: string
+  /** When the run started (ISO 8601): with endedAt, how long it took. */
+  startedAt?: string
+  /** The scope in words (`release shop`, `selector app=web`), for the summary's title. */
+  scope?: string
+  /** The kubeconfig context the run used, for the summary's title. */
+  context?: string
   /** Set when the run was cancelled (SIGINT, SIGTERM): the sentence that says so and which Jobs were not done. */
   cancelled?: string
   /** Keys under logs-dir that the run stored whole (logs, notes, job.json), in order: what upload-logs uploads. */

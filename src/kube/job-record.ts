@@ -20,6 +20,12 @@ export interface JobRecord {
    * (observe sets it from the pods: src/observe/pod-start.ts); only the verdict is kept, not the pods.
    */
   neverStarted?: string
+  /**
+   * Why a failed Job failed, in words (the Job controller's reason, what its pods show: OOMKilled
+   * with the exit code, an exit code, an eviction), as observe reads it from its pods
+   * (src/observe/job-failure.ts); post's row and error line say it.
+   */
+  failedBecause?: string
 }
 
 /** Label and annotation keys (job-sweeper.io/ ones only) that another manager's server-side apply owns. */

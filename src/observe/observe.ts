@@ -7,6 +7,7 @@ import { ClusterUnreachable } from '../kube/retry.ts'
 import { INPUT, type Settings } from '../settings/settings.ts'
 import { compareWithRendered } from './compare.ts'
 import { ALL_NAMESPACES, type ManifestDifference, type Observed } from './observed.ts'
+import { failureReason } from './job-failure.ts'
 import { stuckReadingEvents } from './stuck-events.ts'
 
 /** The namespace this run works in: the input, else the kubeconfig context's, else default. */
@@ -122,4 +123,18 @@ export async function observeStarts(client: JobsClient, unfinished: JobRecord[],
   }
   const now = new Date()
   for (const job of unfinished) job.neverStarted = await stuckReadingEvents(client, job, pods.get(job.metadata?.uid ?? '') ?? [], now, stuckAfterSeconds)
+}
+
+/**
+ * Records on each failed Job why it failed (JobRecord.failedBecause), from its conditions and its
+ * pods (one list per namespace); the pods themselves are not kept. Pods that cannot be read are
+ * no error: the Job's own reason (BackoffLimitExceeded, DeadlineExceeded) is still said.
+ */
+export async function observeFailures(client: JobsClient, failed: JobRecord[]): Promise<void> {
+  if (failed.length === 0) return
+  const pods = await podsOfJobs(client, failed).catch((e: unknown) => {
+    if (e instanceof ClusterUnreachable) throw e
+    return new Map<string, V1Pod[]>()
+  })
+  for (const job of failed) job.failedBecause = failureReason(job, pods.get(job.metadata?.uid ?? '') ?? [])
 }

@@ -81,12 +81,15 @@ export function planPost(observed: Observed, settings: PlanPolicy, now: Date): P
 
 const where = (p: PlannedJob): string => `Job ${p.namespace}/${p.name}`
 
+/** `: OOMKilled (exit code 137) …` when observe read why the failed Job failed; '' otherwise. */
+const because = (p: PlannedJob): string => (p.status === 'failed' && p.job.failedBecause ? `: ${p.job.failedBecause}` : '')
+
 /** Post: a Job that failed is an error unless fail-on-job-failure is false; it is kept for failure-grace either way. */
 function failedProblem(p: PlannedJob, settings: PlanPolicy): Problem {
   const kept = `kept for failure-grace ${formatRetention(settings.failureGraceSeconds)}`
   return settings.failOnJobFailure
-    ? { severity: 'error', ofTheJob: true, message: `${where(p)} failed; ${kept} so it can be inspected` }
-    : { severity: 'warning', message: `${where(p)} failed (fail-on-job-failure is false); ${kept}` }
+    ? { severity: 'error', ofTheJob: true, message: `${where(p)} failed${because(p)}; ${kept} so it can be inspected` }
+    : { severity: 'warning', message: `${where(p)} failed${because(p)} (fail-on-job-failure is false); ${kept}` }
 }
 
 /** Post: a Job that never started will not finish (waiting for it would only run out wait-for-jobs); as a failure, by fail-on-job-failure. */
@@ -128,7 +131,7 @@ function afterPostWait(p: PlannedJob, waitedSeconds: number, settings: PlanPolic
   const words = p.ttlSeconds === null ? `${which} is never: kept until removed` : `deleted ${which} ${formatRetention(p.ttlSeconds ?? null)} after it finished`
   return {
     ...p,
-    reason: `${p.status} after waiting; ${p.chartTtl || p.keptByCount ? p.reason : words}`,
+    reason: `${p.status} after waiting${because(p)}; ${p.chartTtl || p.keptByCount ? p.reason : words}`,
     problem: jobStatus(p.job) === 'failed' ? failedProblem(p, settings) : undefined
   }
 }
@@ -186,8 +189,8 @@ function decidePostRetention(p: PlannedJob, settings: PlanPolicy): Decision {
   const ago = p.finishedSecondsAgo === undefined ? '' : ` ${formatDuration(p.finishedSecondsAgo)} ago`
   const reason =
     retention === null
-      ? `${p.status}${ago}; ${which} is never: kept until removed`
-      : `${p.status}${ago}; deleted ${which} ${formatDuration(retention)} after it finished`
+      ? `${p.status}${ago}${because(p)}; ${which} is never: kept until removed`
+      : `${p.status}${ago}${because(p)}; deleted ${which} ${formatDuration(retention)} after it finished`
   return { action: 'set-ttl', ttlSeconds: retention, reason, retention: describeRetention(retention, p.finishedSecondsAgo) }
 }
 

@@ -36,27 +36,30 @@ function tallyOf(result: OutcomeKind): Tally {
   }
 }
 
-/** "3 pruned · 1 waited · 0 kept" (pre), "2 TTL set · 0 waited · 1 kept" (post), "3 pruned · 5 kept" (sweep). */
+/**
+ * "3 pruned (1 after waiting) · 0 kept" (pre), "2 TTL set · 1 kept" (post), "3 pruned · 5 kept"
+ * (sweep). Each Job is counted once, in one outcome, so the counts add up to the Jobs in scope; a
+ * wait is said within the outcome it led to.
+ */
 export function countsOf(result: RunResult): string {
-  const tally = new Map<Tally, number>()
+  const tally = new Map<Tally, { count: number; waited: number }>()
   for (const o of result.outcomes) {
-    const t = tallyOf(o.result)
-    tally.set(t, (tally.get(t) ?? 0) + 1)
+    const t = tally.get(tallyOf(o.result)) ?? { count: 0, waited: 0 }
+    t.count++
+    if (o.waited) t.waited++
+    tally.set(tallyOf(o.result), t)
   }
-  const n = (t: Tally): number => tally.get(t) ?? 0
+  const n = (t: Tally): number => tally.get(t)?.count ?? 0
+  const words = (t: Tally, label: string): string => {
+    const waited = tally.get(t)?.waited ?? 0
+    return `${n(t)} ${label}${waited > 0 ? ` (${waited} after waiting)` : ''}`
+  }
   const would = result.dryRun ? (result.phase === 'post' ? 'TTL would be set' : 'would be pruned') : undefined
-  const parts =
-    result.phase === 'post'
-      ? [`${n('TTL set')} ${would ?? 'TTL set'}`, `${waitedCount(result.outcomes)} waited`, `${n('kept')} kept`]
-      : result.phase === 'pre'
-        ? [`${n('pruned')} ${would ?? 'pruned'}`, `${waitedCount(result.outcomes)} waited`, `${n('kept')} kept`]
-        : [`${n('pruned')} ${would ?? 'pruned'}`, `${n('kept')} kept`]
-  if (n('gone') > 0) parts.push(`${n('gone')} already gone`)
-  for (const t of ['failed', 'blocked'] as const) if (n(t) > 0) parts.push(`${n(t)} ${t}`)
+  const parts = [result.phase === 'post' ? words('TTL set', would ?? 'TTL set') : words('pruned', would ?? 'pruned'), words('kept', 'kept')]
+  if (n('gone') > 0) parts.push(words('gone', 'already gone'))
+  for (const t of ['failed', 'blocked'] as const) if (n(t) > 0) parts.push(words(t, t))
   return parts.join(' · ')
 }
-
-const waitedCount = (outcomes: JobOutcome[]): number => outcomes.filter((o) => o.waited).length
 
 /** Why nothing was deleted: the Jobs that blocked the run, and what held them. */
 function blockedText(blocked: JobOutcome[]): string {

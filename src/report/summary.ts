@@ -55,7 +55,9 @@ function outcomeWords(o: JobOutcome, phase: RunResult['phase']): string {
     'would-set-ttl': 'would set TTL'
   }
   const done = words[o.result]
-  return o.waited && !['blocked', 'error'].includes(o.result) ? `waited, then ${done}` : done
+  const waited = o.waitedSeconds === undefined ? 'waited' : o.waitedSeconds < 1 ? 'waited under 1s' : `waited ${rough(Math.round(o.waitedSeconds))}`
+  if (!o.waited) return done
+  return ['blocked', 'error'].includes(o.result) ? `${done} (${waited})` : `${waited}, then ${done}`
 }
 
 const toOutput = (o: JobOutcome): OutputJob => ({ namespace: o.namespace, name: o.name, status: o.status, reason: o.reason })
@@ -63,6 +65,42 @@ const toOutput = (o: JobOutcome): OutputJob => ({ namespace: o.namespace, name: 
 function where(result: RunResult): string {
   if (result.phase !== 'sweep') return `namespace ${whereWords(result.namespace)}`
   return result.namespace === ALL_NAMESPACES ? 'all namespaces' : `namespaces ${result.namespace}`
+}
+
+/** The title: the phase, where, and which scope on which cluster (`— release shop, context prod`). */
+function titleOf(result: RunResult): string {
+  const of = [result.scope, result.context && `context ${result.context}`].filter((w): w is string => typeof w === 'string' && w !== '')
+  return `job-sweeper: ${result.phase} phase in ${where(result)}${of.length > 0 ? ` — ${of.join(', ')}` : ''}`
+}
+
+/** How long the run took, when it says when it started and ended. */
+function tookWords(result: RunResult): string | undefined {
+  if (result.startedAt === undefined || result.endedAt === undefined) return undefined
+  const seconds = Math.max(0, Math.round((new Date(result.endedAt).getTime() - new Date(result.startedAt).getTime()) / 1000))
+  const waits = result.outcomes.map((o) => o.waitedSeconds ?? 0)
+  const longest = Math.round(Math.max(0, ...waits))
+  return `Took ${rough(seconds)}${longest >= 1 ? `, the longest wait on a Job ${rough(longest)}` : ''}.`
+}
+
+/**
+ * Where the saved logs are, for the Logs column: a runner's directory is gone when its job ends,
+ * so the summary names what stays: the artifact upload-logs made (with its link), or the bucket.
+ */
+export type LogsPlace =
+  | { kind: 'artifact'; name: string; url?: string }
+  | { kind: 'bucket'; url: string }
+  /** A directory; `runner`: the action's, which is gone when the job ends. */
+  | { kind: 'dir'; runner?: boolean }
+
+function logsColumn(place: LogsPlace): string {
+  switch (place.kind) {
+    case 'artifact':
+      return `Logs (in artifact ${place.name})`
+    case 'bucket':
+      return 'Logs (in the bucket)'
+    case 'dir':
+      return place.runner ? 'Logs (in logs-dir, on the runner until the job ends)' : 'Logs (in logs-dir)'
+  }
 }
 
 /** The two largest units of a duration: 2m5s, 1d3h. */
@@ -84,12 +122,14 @@ function finishedWords(o: JobOutcome, endedAt: Date | undefined): string {
  * Where the Job's logs were saved, relative to logs-dir: the file, or the Job's folder when there
  * are several; and how many containers never ran (they have a note there instead of a log).
  */
-function logsWords(o: JobOutcome): string {
+function logsWords(o: JobOutcome, place: LogsPlace): string {
   const files = o.logs?.files ?? []
   const neverRan = o.logs?.neverRan?.length ?? 0
   const gone = o.logs?.gone?.length ?? 0
   if (files.length === 0 && neverRan === 0 && gone === 0) return '—'
-  const where = files.length === 1 ? files[0].file : `${o.namespace}/${o.name}/`
+  const key = files.length === 1 ? files[0].file : `${o.namespace}/${o.name}/`
+  // In a bucket, the whole key: what `aws s3 cp` takes.
+  const where = place.kind === 'bucket' ? `${place.url}/${key}` : key
   const counts = [
     files.length > 1 ? `${files.length} files` : '',
     neverRan > 0 ? `${neverRan} container(s) never ran` : '',
@@ -101,6 +141,10 @@ function logsWords(o: JobOutcome): string {
 /** The run in plain words and cells, before any rendering: what both renderers show. */
 export interface Summary {
   title: string
+  /** `Took 2m5s, the longest wait on a Job 1m58s.`, when the run says when it started. */
+  took?: string
+  /** The Logs column's link: the artifact's page, when upload-logs made one. */
+  logsLink?: string
   dryRun: boolean
   /** The outcome in words: ✅ and the counts, or ❌ and what went wrong. */
   headline: Headline
@@ -120,7 +164,7 @@ export interface Summary {
   preflight?: PreflightSection
 }
 
-export function summarize(result: RunResult): Summary {
+export function summarize(result: RunResult, place: LogsPlace = { kind: 'dir' }): Summary {
   const pruned = result.outcomes.filter((o) => PRUNED.includes(o.result))
   const gone = result.outcomes.filter((o) => o.result === 'gone')
   const ttlSet = result.outcomes.filter((o) => TTL_SET.includes(o.result))
@@ -130,7 +174,8 @@ export function summarize(result: RunResult): Summary {
   // One namespace is in the title already; the pre phase sets no TTL.
   const namespaces = new Set(result.outcomes.map((o) => o.namespace)).size > 1
   const ttl = result.phase === 'post' ? 'TTL' : result.phase === 'sweep' ? 'TTL / time left' : undefined
-  const columns = ['Job', namespaces && 'Namespace', 'Status', 'Outcome', 'Finished', ttl, 'Logs (in logs-dir)', 'Reason']
+  const logsHeader = logsColumn(place)
+  const columns = ['Job', namespaces && 'Namespace', 'Status', 'Outcome', 'Finished', ttl, logsHeader, 'Reason']
   const cells = (o: JobOutcome): (string | undefined)[] => [
     o.name,
     namespaces ? o.namespace : undefined,
@@ -138,17 +183,19 @@ export function summarize(result: RunResult): Summary {
     outcomeWords(o, result.phase),
     finishedWords(o, endedAt),
     ttl && (o.retention ?? '—'),
-    logsWords(o),
+    logsWords(o, place),
     o.reason
   ]
   const shown = columns.map((c) => typeof c === 'string')
   return {
-    title: `job-sweeper: ${result.phase} phase in ${where(result)}`,
+    title: titleOf(result),
+    took: tookWords(result),
+    logsLink: place.kind === 'artifact' ? place.url : undefined,
     dryRun: result.dryRun,
     headline: headlineOf(result),
     columns: columns.filter((c): c is string => typeof c === 'string'),
     rows: result.outcomes.map((o) => cells(o).filter((_, i) => shown[i]) as string[]),
-    codeColumns: [columns.filter((c) => typeof c === 'string').indexOf('Logs (in logs-dir)')],
+    codeColumns: [columns.filter((c) => typeof c === 'string').indexOf(logsHeader)],
     notable: result.outcomes.map((o) => o.result === 'error' || o.result === 'blocked' || o.waited || (o.status === 'failed' && o.logs !== undefined)),
     tails: result.outcomes.filter((o) => o.status === 'failed' && o.logs).flatMap((o) => (o.logs?.tails ?? []).map((t) => ({ job: o.name, ...t }))),
     errors: result.errors,
@@ -160,7 +207,10 @@ export function summarize(result: RunResult): Summary {
 
 function table(s: Summary, rows: string[][]): string[] {
   const cell = (text: string, i: number): string => (s.codeColumns.includes(i) && text !== '—' ? `<code>${escapeMarkdown(text)}</code>` : escapeMarkdown(text))
-  return [`| ${s.columns.join(' | ')} |`, `| ${s.columns.map(() => '---').join(' | ')} |`, ...rows.map((row) => `| ${row.map(cell).join(' | ')} |`)]
+  // The Logs column's header links the artifact; an artifact's name is the workflow's, not the cluster's.
+  const header = (c: string, i: number): string =>
+    s.logsLink !== undefined && s.codeColumns.includes(i) ? `[${escapeMarkdown(c)}](${s.logsLink})` : escapeMarkdown(c)
+  return [`| ${s.columns.map(header).join(' | ')} |`, `| ${s.columns.map(() => '---').join(' | ')} |`, ...rows.map((row) => `| ${row.map(cell).join(' | ')} |`)]
 }
 
 /**
@@ -241,12 +291,13 @@ export function listOutput(jobs: OutputJob[]): string {
 }
 
 /** The job summary (GitHub-flavoured Markdown) and the outputs. */
-export function buildReport(result: RunResult): Report {
-  const s = summarize(result)
+export function buildReport(result: RunResult, place?: LogsPlace): Report {
+  const s = summarize(result, place)
   const lines: string[] = [`## ${escapeMarkdown(s.title)}`, '']
   if (s.dryRun) lines.push('> **DRY RUN — nothing was changed.**', '')
   lines.push(`**${escapeMarkdown(s.headline.text)}**`)
   if (!s.headline.ok && s.headline.counts !== '') lines.push('', s.headline.counts)
+  if (s.took) lines.push('', s.took)
   if (s.preflight) lines.push(...preflightMarkdown(s.preflight))
   if (s.rows.length > 0) lines.push('', ...rowsMarkdown(s))
   for (const tail of s.tails) {

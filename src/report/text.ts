@@ -26,6 +26,7 @@ export function renderText(s: Summary): string {
   if (s.dryRun) lines.push('DRY RUN — nothing was changed.')
   lines.push(clean(s.headline.text))
   if (!s.headline.ok && s.headline.counts !== '') lines.push(s.headline.counts)
+  if (s.took) lines.push(s.took)
   if (s.preflight) {
     const p = s.preflight
     lines.push('', `Preflight: ${clean(p.headline)}`, ...p.rows.slice(0, MAX_PREFLIGHT_ROWS).map((r) => `  ${r.mark}  ${clean(r.object)}  ${clean(r.reason)}`))

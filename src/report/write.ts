@@ -6,7 +6,7 @@ import { INPUT } from '../settings/settings.ts'
 import { redact } from '../text/secrets.ts'
 import type { LogsArtifact } from './artifact.ts'
 import { escapeMarkdown } from './markdown.ts'
-import { buildReport, failureMarkdown } from './summary.ts'
+import { buildReport, failureMarkdown, type LogsPlace } from './summary.ts'
 import { writeReportFile } from './file.ts'
 
 /** Appends to the job summary; outside a runner (no GITHUB_STEP_SUMMARY) prints it instead. */
@@ -61,7 +61,14 @@ export async function writeReport(result: RunResult, logsDir: string, logsWhere 
     ))
   core.setOutput('logs-artifact', uploaded?.artifact?.name ?? '')
   core.setOutput('logs-artifact-url', uploaded?.artifact?.url ?? '')
-  await writeSummary(report.markdown + uploadWords(uploaded, logsDir))
+  // The Logs column names what outlasts the runner: the artifact, else the bucket (a runner's directory is said to be one).
+  const artifact = uploaded?.artifact
+  const place: LogsPlace = artifact
+    ? { kind: 'artifact', name: artifact.name, url: artifact.url }
+    : logsWhere.startsWith('s3://')
+      ? { kind: 'bucket', url: logsWhere }
+      : { kind: 'dir', runner: process.env.GITHUB_ACTIONS === 'true' }
+  await writeSummary(buildReport(result, place).markdown + uploadWords(uploaded, logsDir))
   if ('error' in file) throw file.error
 }
 

@@ -7,6 +7,8 @@ import { MAX_FOLLOWED_JOBS } from '../../src/execute/live.ts'
 import { RunCancelled } from '../../src/kube/retry.ts'
 import { secretMasker } from '../../src/text/secrets.ts'
 import { executorOf, type Executor } from '../fake/executor.ts'
+import { observeFailures } from '../../src/observe/observe.ts'
+import { planPost } from '../../src/plan/retention.ts'
 import { apiError, fail, slow } from '../fake/jobs-client.ts'
 import { newJob } from './jobs.ts'
 
@@ -200,5 +202,24 @@ test('post with wait-for-jobs: a new Job that fails past its deadline says so (D
   expect(ex.log).toContain(
     'Job prod/app-migrate failed: DeadlineExceeded (it ran longer than activeDeadlineSeconds); pod app-migrate-x1: container main exit code 143, signal 15'
   )
-  expect(result.errors).toEqual(['Job prod/app-migrate failed; kept for failure-grace 1d so it can be inspected'])
+  // Its error line and its row say why, not only the log (#35 item 11).
+  const why = 'DeadlineExceeded (it ran longer than activeDeadlineSeconds); pod app-migrate-x1: container main exit code 143, signal 15'
+  expect(result.errors).toEqual([`Job prod/app-migrate failed: ${why}; kept for failure-grace 1d so it can be inspected`])
+  expect(result.outcomes.find((o) => o.name === 'app-migrate')?.reason).toBe(`failed after waiting: ${why}; deleted failure-grace 1d after it finished`)
+  expect(result.outcomes.find((o) => o.name === 'app-migrate')?.waitedSeconds).toBe(60)
+})
+
+test('post: a Job the kernel killed for memory before post began: OOMKilled with exit code 137 in its row and its error line', async () => {
+  const oom = newJob({ name: 'app-migrate', release: 'app', status: 'failed', finishedAgo: 30 })
+  const ex = executorOf(postInputs, [oom])
+  const killed: V1ContainerStatus = { ...runningMain, ready: false, state: { terminated: { exitCode: 137, reason: 'OOMKilled' } } }
+  ex.client.addPod(oom, pod('app-migrate-x1', [killed], 'Failed'))
+  // Observed as run.ts observes post's Jobs: the failed ones' pods read for why.
+  const { jobs, resourceVersion } = await ex.client.listJobs('prod')
+  await observeFailures(ex.client, jobs)
+  const result = await ex.execute(planPost({ namespace: 'prod', jobs, resourceVersions: { prod: resourceVersion } }, ex.settings, new Date(ex.clock.now())))
+  const why = 'pod app-migrate-x1: container main OOMKilled (exit code 137)'
+  expect(result.errors).toEqual([expect.stringContaining(`Job prod/app-migrate failed: `)])
+  expect(result.errors[0]).toContain(why)
+  expect(result.outcomes[0].reason).toContain(why)
 })

@@ -22,9 +22,9 @@ test.each([
   [
     'all went well → ✅ and the counts',
     result([outcome({ name: 'a' }), outcome({ name: 'b', waited: true }), outcome({ name: 'c', result: 'kept', action: 'keep' })]),
-    '✅ 2 pruned · 1 waited · 1 kept'
+    '✅ 2 pruned (1 after waiting) · 1 kept'
   ],
-  ['warnings → ✅, counted', result([outcome({ name: 'a' })], { warnings: ['w1', 'w2'] }), '✅ 1 pruned · 0 waited · 0 kept · ⚠️ 2 warnings'],
+  ['warnings → ✅, counted', result([outcome({ name: 'a' })], { warnings: ['w1', 'w2'] }), '✅ 1 pruned · 0 kept · ⚠️ 2 warnings'],
   [
     'on-running: fail → ❌ blocked, naming the Job',
     result([outcome({ name: 'app-migrate', status: 'running', action: 'block', result: 'blocked' }), outcome({ name: 'old', result: 'kept' })], {
@@ -50,7 +50,7 @@ test.each([
   [
     'post counts TTLs first',
     result([outcome({ name: 'a', action: 'set-ttl', result: 'ttl-set' }), outcome({ name: 'h', result: 'kept' })], { phase: 'post' }),
-    '✅ 1 TTL set · 0 waited · 1 kept'
+    '✅ 1 TTL set · 1 kept'
   ],
   ['sweep never waits: no waited count', result([outcome({ name: 'a' }), outcome({ name: 'b', result: 'kept' })], { phase: 'sweep' }), '✅ 1 pruned · 1 kept']
 ])('headline: %s', (_, run, headline) => {
@@ -62,7 +62,7 @@ test.each([
 
 test('a ❌ headline is followed by the counts', () => {
   const markdown = buildReport(result([outcome({ name: 'a', result: 'error' }), outcome({ name: 'b' })], { errors: ['Job prod/a: 500 boom'] })).markdown
-  expect(markdown).toContain('**❌ 1 failed: Job prod/a: 500 boom**\n\n1 pruned · 0 waited · 0 kept · 1 failed\n')
+  expect(markdown).toContain('**❌ 1 failed: Job prod/a: 500 boom**\n\n1 pruned · 0 kept · 1 failed\n')
   expect(markdown).toContain('| a | succeeded | ❌ failed to prune |')
 })
 

@@ -20,7 +20,7 @@ test('headline counts pruned, waited and kept; every Job has a row', () => {
       outcome({ name: 'd', result: 'kept', action: 'keep' })
     ])
   )
-  expect(report.markdown).toContain('**✅ 2 pruned · 1 waited · 2 kept**')
+  expect(report.markdown).toContain('**✅ 2 pruned (1 after waiting) · 2 kept**')
   expect(report.markdown).toContain('| b | succeeded | waited, then pruned | — | — | r |')
   const names = (output: string): string[] => (JSON.parse(report.outputs[output]) as { name: string }[]).map((j) => j.name)
   expect(names('pruned')).toEqual(['a', 'b'])
@@ -49,8 +49,8 @@ test.each(['pre', 'sweep', 'post'] as const)(
     expect(names('gone')).toEqual(['theirs', 'waited'])
     expect(report.outputs['gone-count']).toBe('2')
     expect(names('kept')).toEqual(['kept'])
-    const counts = { pre: '1 pruned · 1 waited · 1 kept', sweep: '1 pruned · 1 kept', post: '0 TTL set · 1 waited · 1 kept' }[phase]
-    expect(report.markdown).toContain(`**✅ ${counts} · 2 already gone**`)
+    const counts = { pre: '1 pruned · 1 kept', sweep: '1 pruned · 1 kept', post: '0 TTL set · 1 kept' }[phase]
+    expect(report.markdown).toContain(`**✅ ${counts} · 2 already gone (1 after waiting)**`)
     expect(report.markdown).toMatch(/^\| theirs \| succeeded \| already gone \|/m)
     expect(report.markdown).toMatch(/^\| waited \| succeeded \| waited, then already gone \|/m)
   }
@@ -76,7 +76,7 @@ test('a run with nothing to do still writes a one-line summary', () => {
 test('dry run: banner, and "would be pruned"', () => {
   const report = buildReport(result([outcome({ name: 'a', result: 'would-prune' })], { dryRun: true }))
   expect(report.markdown).toContain('DRY RUN — nothing was changed')
-  expect(report.markdown).toContain('**✅ 1 would be pruned · 0 waited · 0 kept**')
+  expect(report.markdown).toContain('**✅ 1 would be pruned · 0 kept**')
 })
 
 test('names, reasons and log lines from the cluster are escaped', () => {
@@ -153,7 +153,9 @@ describe('at scale', () => {
   test('the summary of 5,000 Jobs stays small: counts, the rows that matter, and the first of the rest collapsed', () => {
     const report = buildReport(many())
     expect(Buffer.byteLength(report.markdown)).toBeLessThan(64 * 1024)
-    expect(report.markdown).toContain('**❌ 5 failed: Job prod/migrate-0000: 500 boom (and 4 more below)**\n\n4995 pruned · 3 waited · 0 kept · 5 failed\n')
+    expect(report.markdown).toContain(
+      '**❌ 5 failed: Job prod/migrate-0000: 500 boom (and 4 more below)**\n\n4995 pruned (3 after waiting) · 0 kept · 5 failed\n'
+    )
     const tableRows = report.markdown.split('\n').filter((l) => /^\| migrate-\d{4} \|/.test(l))
     // The 10 that matter, then 50 of the other 4,990 inside <details>.
     expect(tableRows.slice(0, 10).map((l) => l.split(' | ')[0])).toEqual(Array.from({ length: 10 }, (_, i) => `| migrate-000${i}`))
