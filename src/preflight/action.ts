@@ -1,6 +1,7 @@
 // The preflight phase's end in the action: the job summary, a warning per object not checked, and
 // the step failed when the upgrade would fail.
 import * as core from '@actions/core'
+import { OUTPUT_BYTES } from '../report/summary.ts'
 import type { Settings } from '../settings/settings.ts'
 import { reportFile, type Options } from './entry.ts'
 import { runPreflight } from './phase.ts'
@@ -15,6 +16,19 @@ function failing(result: PreflightResult): { object: string; reason: string }[] 
   ]
 }
 
+/** A JSON array of the first items that fit in OUTPUT_BYTES (a CI variable's size); the count output has them all. */
+function cutJson(items: unknown[]): string {
+  const kept: string[] = []
+  let size = 2
+  for (const item of items) {
+    const text = JSON.stringify(item)
+    if (size + text.length + 1 > OUTPUT_BYTES) break
+    size += text.length + 1
+    kept.push(text)
+  }
+  return `[${kept.join(',')}]`
+}
+
 /**
  * The outputs of phase: preflight, as the CLI's --json has them: would-apply (`true`/`false`), the
  * verdict in words, the objects that would fail it (JSON) and their count, the report file.
@@ -24,7 +38,7 @@ export function preflightOutputs(result: PreflightResult, file: string | null): 
   return {
     'would-apply': String(!preflightFailed(result)),
     'preflight-headline': headline(result),
-    'preflight-failing': JSON.stringify(fails),
+    'preflight-failing': cutJson(fails),
     'preflight-failing-count': String(fails.length),
     ...(file === null ? {} : { 'report-file': file })
   }

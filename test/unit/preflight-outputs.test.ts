@@ -23,3 +23,11 @@ test('a release Helm refuses: would-apply false, the release named with why; no 
   expect(outputs['preflight-headline']).toMatch(/^helm upgrade would fail before writing any object/)
   expect(outputs).not.toHaveProperty('report-file')
 })
+
+test('many failing objects: the JSON is cut to what a CI variable holds (64 KiB), the count has them all', () => {
+  const blocked = Array.from({ length: 2000 }, (_, i) => `object ${i} refused: ${'x'.repeat(60)}`)
+  const outputs = preflightOutputs(result({ blocked }), null)
+  expect(outputs['preflight-failing'].length).toBeLessThanOrEqual(64 * 1024)
+  expect(JSON.parse(outputs['preflight-failing']).length).toBeLessThan(2000)
+  expect(outputs['preflight-failing-count']).toBe('2000')
+})
