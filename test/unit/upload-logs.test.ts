@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { artifactName, uploadSavedLogs, type ArtifactUploader } from '../../src/report/artifact.ts'
+import type { RunResult } from '../../src/execute/outcome.ts'
 import { writeReport } from '../../src/report/write.ts'
 import { parseSettings } from '../../src/settings/settings.ts'
 import { DiskSink } from '../../src/store/disk-sink.ts'
@@ -180,6 +181,41 @@ describe('the step', () => {
     })
     expect(summary()).not.toContain(token)
     expect(summary()).toContain('401 for token &#42;&#42;&#42;') // *** as markdown-escaped
+  })
+
+  test('uploaded: the Logs column names the artifact and links it, not the runner paths that vanish with the job', async () => {
+    const withJob = {
+      ...result,
+      outcomes: [
+        {
+          namespace: 'prod',
+          name: 'j',
+          status: 'failed' as const,
+          ageSeconds: 60,
+          action: 'delete' as const,
+          result: 'pruned' as const,
+          waited: false,
+          reason: 'failed',
+          logs: { files: [{ file: 'prod/j/p/main.log', bytes: 3, truncated: false }], failures: [] }
+        }
+      ]
+    } as unknown as RunResult
+    await writeReport(withJob, join(dir, 'logs'), undefined, async () => ({
+      name: 'job-sweeper-logs-deploy-pre',
+      url: 'https://github.com/acme/shop/actions/runs/42/artifacts/7',
+      files: 2
+    }))
+    expect(summary()).toContain('[Logs (in artifact job-sweeper-logs-deploy-pre)](https://github.com/acme/shop/actions/runs/42/artifacts/7)')
+    expect(summary()).toContain('<code>prod/j/p/main.log</code>')
+    // Without the upload, a runner's directory is said to last the job only (GITHUB_ACTIONS is set in a runner).
+    const was = process.env.GITHUB_ACTIONS
+    process.env.GITHUB_ACTIONS = 'true'
+    writeFileSync(join(dir, 'GITHUB_STEP_SUMMARY'), '')
+    await writeReport(withJob, join(dir, 'logs')).finally(() => {
+      if (was === undefined) delete process.env.GITHUB_ACTIONS
+      else process.env.GITHUB_ACTIONS = was
+    })
+    expect(summary()).toContain('Logs (in logs-dir, on the runner until the job ends)')
   })
 
   test('upload-logs off: no line about artifacts (positive control: the tests above)', async () => {
