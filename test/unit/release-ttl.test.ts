@@ -3,6 +3,11 @@
 // hold writes the outcome's TTL in the same patch (execute/keep.ts), over the fake client.
 import type { V1Job } from '@kubernetes/client-node'
 import { giveUp, setHold } from '../../src/execute/keep.ts'
+import { runKeeper, type KeeperClient } from '../../src/keeper.ts'
+import { realClock } from '../../src/kube/clock.ts'
+import { KEEPER_DEFAULT_SELECTOR, type KeeperSettings } from '../../src/settings/keeper.ts'
+import type { LogSink } from '../../src/store/sink.ts'
+import { running } from './pods.ts'
 import { toJobRecord } from '../../src/kube/job-record.ts'
 import { LOGS_FINALIZER } from '../../src/plan/keeper.ts'
 import { postTtl, TTL_AFTER_ARCHIVE, ttlAfterArchive, ttlAtRelease, type ReleaseTtl } from '../../src/plan/release-ttl.ts'
@@ -124,4 +129,61 @@ describe('the release writes it, in the patch that removes the finalizer', () =>
     expect(released.ttl).toMatchObject({ ttlSeconds: 1 })
     expect(client.job('prod', 'j')?.spec?.ttlSecondsAfterFinished).toBe(1)
   })
+})
+
+describe('the keeper’s loop (runKeeper over the fake client and a store that takes everything)', () => {
+  const settings: KeeperSettings = {
+    namespaces: ['prod'],
+    allNamespaces: false,
+    selector: KEEPER_DEFAULT_SELECTOR,
+    logsTarget: { kind: 'dir', dir: '/archive' },
+    holdDeadlineSeconds: 3600,
+    maxLogBytes: 1_000_000,
+    concurrency: 2,
+    leaseNamespace: 'prod',
+    listen: { host: '127.0.0.1', port: 0 },
+    letGo: false
+  }
+  const store: LogSink = {
+    where: '/archive',
+    open: async () => ({ write: async (body) => void (await body.toArray()), discard: async () => undefined }),
+    close: async () => undefined
+  }
+
+  test('it archives a failed Job post left its TTL to, then writes failure-grace as it lets go; a held Job post did not touch gets no TTL', async () => {
+    const fake = new FakeJobsClient(realClock)
+    const client = Object.assign(fake, { close: async () => undefined }) as KeeperClient
+    const failed = (name: string, annotations: Record<string, string>): V1Job => {
+      const shape = newJob({ name, status: 'failed', labels: { 'job-sweeper.io/managed': 'true' }, finalizers: [LOGS_FINALIZER], annotations })
+      return { ...shape, status: { ...shape.status, failed: 1 } }
+    }
+    for (const [name, annotations] of [
+      ['migrate', { [TTL_AFTER_ARCHIVE]: 'ttl 1h, failure-grace 1s' }],
+      ['other', {}]
+    ] as const) {
+      const job = fake.create(failed(name, annotations))
+      const pod = running(30)
+      fake.addPod(job, { ...pod, metadata: { ...pod.metadata, name: `${name}-abc` }, status: { ...pod.status, phase: 'Failed' } }, { migrate: 'boom\n' })
+    }
+    const lines: string[] = []
+    const stop = new AbortController()
+    const ran = runKeeper(settings, { log: (line) => lines.push(line), signal: stop.signal, mask: () => undefined, connect: () => ({ client, sink: store }) })
+    try {
+      for (const name of ['migrate', 'other'])
+        for (let waited = 0; fake.job('prod', name)?.metadata?.finalizers?.includes(LOGS_FINALIZER); waited += 50) {
+          if (waited > 15_000) throw new Error(`${name} not released; keeper said: ${lines.join(' | ')}`)
+          await new Promise((resolve) => setTimeout(resolve, 50))
+        }
+      const migrate = fake.job('prod', 'migrate')
+      expect([migrate?.spec?.ttlSecondsAfterFinished, migrate?.metadata?.annotations?.[TTL_AFTER_ARCHIVE]]).toEqual([1, undefined])
+      expect(migrate?.metadata?.annotations?.['job-sweeper.io/logs']).toBe('/archive/prod/migrate/uid-migrate/')
+      expect(lines.find((l) => l.startsWith('archived prod/migrate'))).toContain('; ttlSecondsAfterFinished 1 (failed: failure-grace 1s, ')
+      // The control: released as ever, its TTL left as it was (none).
+      expect(fake.job('prod', 'other')?.spec?.ttlSecondsAfterFinished).toBeUndefined()
+      expect(lines.find((l) => l.startsWith('archived prod/other'))).not.toContain('ttlSecondsAfterFinished')
+    } finally {
+      stop.abort()
+      expect(await ran).toBe(0)
+    }
+  }, 30_000)
 })
