@@ -150,7 +150,7 @@ zipTest(
     const post = stepLog(run, 'deploy', 'Post', 'job-sweeper')
     expect(stepResult(run, 'deploy', 'Post', 'job-sweeper')).toBe('failure')
     expect(post).toContain(`Job ${ns}/${release}-migrate (failed): ttlSecondsAfterFinished 10800`)
-    expect(post).toContain(`::error::Job ${ns}/${release}-migrate failed; kept for failure-grace 3h`)
+    expect(post).toMatch(new RegExp(`::error::Job ${ns}/${release}-migrate failed: BackoffLimitExceeded .*; kept for failure-grace 3h`))
     const migrate = await getJob(ns, `${release}-migrate`)
     expect([jobCondition(migrate), migrate?.spec?.ttlSecondsAfterFinished]).toEqual(['Failed', 10800])
     // The failed post step uploaded the failed migration's logs all the same (upload-logs).

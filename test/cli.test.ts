@@ -97,7 +97,13 @@ describe('against the cluster', () => {
     expect(post.code).toBe(1) // the seed Job failed: a Job's failure, not the cluster's (3)
     const postJson = JSON.parse(post.stdout)
     expect(names(postJson['ttl-set'])).toEqual([`${release}-migrate`, `${release}-seed`])
-    expect(postJson.errors).toEqual([`Job ${ns}/${release}-seed failed; kept for failure-grace 2d so it can be inspected`])
+    expect(postJson.errors).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^Job ${ns}/${release}-seed failed: BackoffLimitExceeded .*; pod ${release}-seed-\\w+: container seed exit code 1; kept for failure-grace 2d so it can be inspected$`
+        )
+      )
+    ])
     expect((await getJob(ns, `${release}-seed`))?.spec?.ttlSecondsAfterFinished).toBe(172800)
   })
 

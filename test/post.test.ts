@@ -120,7 +120,12 @@ test('wait-for-jobs with a failing migration: the step fails, its logs are saved
   const logsDir = mkdtempSync(join(tmpdir(), 'post-logs-'))
   const run = await runAction({ phase: 'post', release, namespace: ns, 'wait-for-jobs': '2m', 'failure-grace': '2d', 'logs-dir': logsDir })
   expect(run.code).toBe(1)
-  expect(run.stdout).toContain(`::error::Job ${ns}/${release}-migrate failed; kept for failure-grace 2d so it can be inspected`)
+  // Why, in the error line: the Job controller's reason and the container's exit code.
+  expect(run.stdout).toMatch(
+    new RegExp(
+      `::error::Job ${ns}/${release}-migrate failed: BackoffLimitExceeded .*: container migrate exit code [1-9]\\d*; kept for failure-grace 2d so it can be inspected`
+    )
+  )
   expect(outputNames(run, 'waited')).toEqual([`${release}-migrate`])
   const job = await getJob(ns, `${release}-migrate`)
   expect(job?.spec?.ttlSecondsAfterFinished).toBe(172800)
@@ -131,7 +136,9 @@ test('wait-for-jobs with a failing migration: the step fails, its logs are saved
   expect(existsSync(join(jobDir, pod, 'migrate.log'))).toBe(true)
   expect(run.summary).toContain(`Last lines of failed Job ${release}-migrate`)
   expect(run.summary).toContain('| failed |')
-  expect(run.summary).toContain(`**❌ 1 failed: Job ${ns}/${release}-migrate failed; kept for failure-grace 2d so it can be inspected**`)
+  expect(run.summary).toContain(
+    `**❌ 1 failed: Job ${ns}/${release}-migrate failed: BackoffLimitExceeded (its pods failed more often than backoffLimit allows)`
+  )
   // Its row: waited, then given its TTL, and where its log is, relative to logs-dir.
   expect(run.summary).toMatch(new RegExp(`\\| waited [^|]+, then TTL set \\| .* \\| <code>${ns}/${release}-migrate/${pod}/migrate.log</code> \\|`))
 })
