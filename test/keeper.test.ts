@@ -32,7 +32,7 @@ import {
 } from './cluster/testenv.ts'
 import { realNodePod } from './cluster/node.ts'
 import { createDecoys, missingDecoys, type Decoy } from './decoys.ts'
-import { keysUnder, savedJob } from './s3-objects.ts'
+import { keysUnder, objectBytes, savedJob } from './s3-objects.ts'
 import { leastPrivilegeWriter, s3As } from './s3-least-privilege.ts'
 import { startStoreProxy } from './s3-store-proxy.ts'
 import { startFaultProxy } from './faults/proxy.ts'
@@ -1017,3 +1017,116 @@ test('docs/keeper.md’s command removes the keeper’s finalizer by hand (the k
   expect(after).toEqual([other, ...current.filter((f) => f !== LOGS_FINALIZER)])
   patch([{ op: 'remove', path: '/metadata/finalizers/0' }])
 }, 60_000)
+
+/** The object key of `file` in the keeper's archive folder its annotation names (s3://bucket/<folder>/). */
+const archived = (job: { metadata?: { annotations?: Record<string, string> } } | undefined, file: string): string =>
+  `${(job?.metadata?.annotations?.[ARCHIVE_ANNOTATION.where] ?? '').replace(`s3://${bucket}/`, '')}${file}`
+
+test('a failed Job whose pod was force-deleted before any archive (the keeper stopped meanwhile): archived incomplete, with a LogsIncomplete Warning Event, job.json and the metric saying the pod was gone; a failed Job beside it: complete, its log in the bucket', async () => {
+  const prefix = `keeper-incomplete-${ns}`
+  const lost = await createJob({ namespace: ns, name: 'app-migrate', behaviour: 'fail', runFor: '1s', labels: managed })
+  await createJob({ namespace: ns, name: 'app-seed', behaviour: 'fail', runFor: '1s', labels: managed })
+  await waitForJobCondition(ns, 'app-migrate', 'Failed')
+  await waitForJobCondition(ns, 'app-seed', 'Failed')
+  // No keeper runs: its pod is deleted by hand, at once, before anything read its log.
+  expect(kubectl('delete', 'pod', '-n', ns, '-l', `batch.kubernetes.io/controller-uid=${lost.metadata?.uid}`, '--grace-period=0', '--force').code).toBe(0)
+  await eventually(
+    'the failed pod gone',
+    async () => (await coreApi().listNamespacedPod({ namespace: ns, labelSelector: `batch.kubernetes.io/controller-uid=${lost.metadata?.uid}` })).items.length,
+    (n) => n === 0
+  )
+  expect((await getJob(ns, 'app-migrate'))?.status?.failed).toBe(1) // the Job counts it still
+
+  keeper = await startKeeper(ns, ['--logs-dir', `s3://${bucket}/${prefix}`, '--s3-endpoint', endpoint])
+  const state = (name: string) => () => getJob(ns, name)
+  const stated = (j: Awaited<ReturnType<typeof getJob>>): boolean => j?.metadata?.annotations?.[ARCHIVE_ANNOTATION.state] !== undefined
+  const incomplete = await eventually('the migration archived', state('app-migrate'), stated)
+  const complete = await eventually('the seed archived', state('app-seed'), stated)
+  expect(incomplete?.metadata?.annotations?.[ARCHIVE_ANNOTATION.state]).toBe('incomplete: 1 pod(s) gone before their logs were read')
+  expect(complete?.metadata?.annotations?.[ARCHIVE_ANNOTATION.state]).toBe('complete')
+  const events = await coreApi().listNamespacedEvent({ namespace: ns, fieldSelector: `involvedObject.uid=${lost.metadata?.uid},reason=LogsIncomplete` })
+  expect(events.items.map((e) => [e.type, e.message])).toEqual([
+    [
+      'Warning',
+      `job-sweeper keeper: its archive at ${incomplete?.metadata?.annotations?.[ARCHIVE_ANNOTATION.where]} is incomplete: pod-gone: 1 of its 1 ended pod(s): gone before their logs were read (deleted, or garbage-collected)`
+    ]
+  ])
+  const seedEvents = await coreApi().listNamespacedEvent({
+    namespace: ns,
+    fieldSelector: `involvedObject.uid=${complete?.metadata?.uid},reason=LogsIncomplete`
+  })
+  expect(seedEvents.items).toEqual([])
+  const store = s3()
+  try {
+    const lostFile = JSON.parse((await objectBytes(store, bucket, archived(incomplete, 'job.json'))).toString())
+    expect(lostFile).toMatchObject({ savedBy: { phase: 'keeper' }, state: 'incomplete', logs: [], missing: [{ reason: 'pod-gone' }] })
+    const seedFile = JSON.parse((await objectBytes(store, bucket, archived(complete, 'job.json'))).toString())
+    expect(seedFile).toMatchObject({ state: 'complete', missing: [] })
+    expect(seedFile.logs).toHaveLength(1)
+    const seedLog = (await objectBytes(store, bucket, archived(complete, seedFile.logs[0].file))).toString()
+    expect(seedLog).toContain('migrate: ERROR: relation "tuples" already exists') // kwok's pod.log
+  } finally {
+    store.destroy()
+  }
+  const metrics = (await get(keeper, '/metrics')).text
+  expect(metrics).toMatch(/^job_sweeper_keeper_archives_incomplete_total\{reason="pod_gone"\} 1$/m)
+  expect(metrics).toMatch(/^job_sweeper_keeper_jobs_archived_total 2$/m)
+}, 120_000)
+
+test('a sweep over a Job the keeper archived saves nothing over its archive (job.json as the keeper left it, the row says where it is); a Job the keeper did not archive beside it has its logs saved', async () => {
+  const prefix = `keeper-archived-${ns}`
+  const selector = 'app=keeper-archived'
+  keeper = await startKeeper(ns, ['--logs-dir', `s3://${bucket}/${prefix}`, '--s3-endpoint', endpoint, '--selector', `${selector},${MANAGED_LABEL}=true`])
+  await createJob({ namespace: ns, name: 'app-migrate', behaviour: 'fail', runFor: '1s', labels: { ...managed, app: 'keeper-archived' } })
+  const archivedJob = await eventually(
+    'the migration archived and released',
+    () => getJob(ns, 'app-migrate'),
+    (j) => j?.metadata?.annotations?.[ARCHIVE_ANNOTATION.state] === 'complete' && !j.metadata?.finalizers?.includes(LOGS_FINALIZER)
+  )
+  expect(await keeper.stop()).toBe(0)
+  // Out of the keeper's scope (no managed label), in the sweep's: never archived by the keeper.
+  await createJob({ namespace: ns, name: 'app-seed', behaviour: 'fail', runFor: '1s', labels: { app: 'keeper-archived' } })
+  await waitForJobCondition(ns, 'app-seed', 'Failed')
+  const store = s3()
+  try {
+    const before = await keysUnder(store, bucket, `${prefix}/${ns}/app-migrate/`)
+    const keeperFile = (await objectBytes(store, bucket, archived(archivedJob, 'job.json'))).toString()
+    expect(JSON.parse(keeperFile)).toMatchObject({ savedBy: { phase: 'keeper' }, state: 'complete' })
+    // Into the keeper's own bucket and prefix: every failed Job of the selector deleted, logs of all asked.
+    const swept = run(process.execPath, [
+      cli,
+      'sweep',
+      '--namespace',
+      ns,
+      '--selector',
+      selector,
+      '--failure-grace',
+      '0s',
+      '--harvest-logs',
+      'all',
+      '--logs-dir',
+      `s3://${bucket}/${prefix}`,
+      '--s3-endpoint',
+      endpoint
+    ])
+    expect({ code: swept.code, stderr: swept.stderr }).toMatchObject({ code: 0 })
+    expect(swept.stdout + swept.stderr).toContain(
+      `its logs archived by the keeper at ${archivedJob?.metadata?.annotations?.[ARCHIVE_ANNOTATION.where]} (complete)`
+    )
+    for (const name of ['app-migrate', 'app-seed'])
+      await eventually(
+        `${name} deleted by the sweep`,
+        () => getJob(ns, name),
+        (j) => j === undefined
+      )
+    // The keeper's archive as it left it: no key added, job.json the same bytes.
+    expect(await keysUnder(store, bucket, `${prefix}/${ns}/app-migrate/`)).toEqual(before)
+    expect((await objectBytes(store, bucket, archived(archivedJob, 'job.json'))).toString()).toBe(keeperFile)
+    // The positive control: the Job the keeper did not archive had its logs saved by the sweep.
+    const seed = await inBucket(prefix, ns, 'app-seed')
+    expect(seed.jobFile).toMatchObject({ savedBy: { phase: 'sweep' }, status: 'failed' })
+    expect(seed.log).toContain('migrate: ERROR: relation "tuples" already exists')
+  } finally {
+    store.destroy()
+  }
+}, 120_000)
