@@ -38,6 +38,7 @@ const listedRelease = `sweep-listed-${suffix}`
 const s3Release = `sweep-s3-${suffix}`
 const pvcRelease = `sweep-pvc-${suffix}`
 const keeperRelease = `keeper-all-${suffix}`
+const keeperOffRelease = `keeper-off-${suffix}`
 
 type Doc = { kind: string; metadata: { name: string; namespace?: string } }
 
@@ -59,7 +60,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   expect(await missingDecoys(decoys)).toEqual([])
-  for (const r of [allRelease, listedRelease, s3Release, pvcRelease, keeperRelease]) helm('uninstall', r, '-n', home, '--ignore-not-found')
+  for (const r of [allRelease, listedRelease, s3Release, pvcRelease, keeperRelease, keeperOffRelease]) helm('uninstall', r, '-n', home, '--ignore-not-found')
   await Promise.all([home, ns, otherNs, unlistedNs].map((n) => deleteNamespace(n)))
 })
 
@@ -478,4 +479,117 @@ test('keeper.enabled with no namespaces: the keeper keeps every namespace (--all
   expect(left.stdout.trim()).toBe('')
   expect(clusterRoles()).toBe('')
   await batchApi().deleteNamespacedJob({ namespace: otherNs, name: 'keeper-held', propagationPolicy: 'Background' })
+})
+
+test('helm upgrade that drops namespaces the keeper kept, then turns it off, leaves no finalizer there: a post-upgrade hook (keeper --let-go, with rights in those namespaces only) lets go of what it held; a namespace still kept, and one never kept, stay held; helm template renders no such hook', async () => {
+  await coreApi()
+    .createNamespacedSecret({
+      namespace: home,
+      body: {
+        metadata: { name: 'keeper-logs-s3' },
+        stringData: { AWS_ACCESS_KEY_ID: process.env.AWS_ACCESS_KEY_ID ?? '', AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY ?? '' }
+      }
+    })
+    .catch(() => undefined) // the keeper test above made it
+  const values = (namespaces: string[], enabled = true): string[] => [
+    '--set',
+    `keeper.enabled=${enabled}`,
+    '--set',
+    `namespaces={${namespaces.join(',')}}`,
+    '--set',
+    `logs.s3=s3://${process.env.JOB_SWEEPER_S3_BUCKET ?? ''}/chart-keeper-off-${suffix}`,
+    '--set',
+    `logs.s3Endpoint=${process.env.JOB_SWEEPER_S3_ENDPOINT ?? ''}`,
+    '--set',
+    'logs.credentialsSecret=keeper-logs-s3',
+    '--set',
+    `logs.region=${process.env.AWS_REGION ?? ''}`
+  ]
+  install(keeperOffRelease, ...values([ns, otherNs]))
+  // Running Jobs the keeper held (kwok runs no keeper: the finalizer put as it puts it), and one in a
+  // namespace this keeper never kept (another keeper's hold: a decoy).
+  const labels = { [MANAGED_LABEL]: 'true', 'job-sweeper.test/chart': `off-${suffix}` }
+  const hold = async (namespace: string, name: string): Promise<string> => {
+    const job = await createJob({ namespace, name, behaviour: 'hold', labels })
+    const patched = kubectl('patch', 'job', name, '-n', namespace, '--type=merge', '-p', JSON.stringify({ metadata: { finalizers: ['job-sweeper.io/logs'] } }))
+    expect(patched.code).toBe(0)
+    return job.metadata?.uid ?? ''
+  }
+  await hold(ns, 'off-kept')
+  await hold(otherNs, 'off-dropped')
+  await hold(unlistedNs, 'off-decoy')
+  const finalizers = async (namespace: string, name: string): Promise<string[]> => (await getJob(namespace, name))?.metadata?.finalizers ?? []
+
+  /** The upgrade's post-upgrade hook: its Job's container, run with the hook's own rights (kwok only completed its pod). */
+  const upgradeHook = async (): Promise<{ args: string[]; run: PodRun; mayPatch: string[] }> => {
+    const hooks = documents(helm('get', 'hooks', keeperOffRelease, '-n', home).stdout).filter((d) => d.metadata.name.includes('keeper-let-go-upgrade'))
+    const job = hooks.find((d) => d.kind === 'Job') as unknown as V1Job
+    expect((job.metadata?.annotations ?? {})['helm.sh/hook']).toBe('post-upgrade')
+    const container = job.spec?.template.spec?.containers[0] as V1Container
+    // Helm deleted the hook's ServiceAccount and Roles once it succeeded: made again as rendered, for the run.
+    const rights = join(mkdtempSync(join(tmpdir(), 'keeper-off-')), 'rights.json')
+    const namespaced = new Set(['ServiceAccount', 'Role', 'RoleBinding'])
+    const items = hooks
+      .filter((d) => d.kind !== 'Job')
+      .map((d) => (namespaced.has(d.kind) ? { ...d, metadata: { ...d.metadata, namespace: d.metadata.namespace ?? home } } : d))
+    writeFileSync(rights, JSON.stringify({ apiVersion: 'v1', kind: 'List', items }))
+    const applied = kubectl('apply', '-f', rights)
+    expect({ code: applied.code, stderr: applied.code === 0 ? '' : applied.stderr }).toEqual({ code: 0, stderr: '' })
+    try {
+      const account = job.spec?.template.spec?.serviceAccountName ?? ''
+      const run = await runAsPod(home, account, container, rootfs)
+      expect(run.stderr).not.toContain(run.token)
+      // Where its rights let it patch Jobs (let go of a hold).
+      const as = `--as=system:serviceaccount:${home}:${account}`
+      const mayPatch = [ns, otherNs, unlistedNs].filter((n) => kubectl('auth', 'can-i', 'patch', 'jobs.batch', '-n', n, as).stdout.trim() === 'yes')
+      return { args: container.args ?? [], run, mayPatch }
+    } finally {
+      kubectl('delete', '-f', rights, '--ignore-not-found')
+    }
+  }
+
+  // namespaces shrunk to one: the keeper stays, and lets go of nothing in the namespace it dropped.
+  const shrunk = helm('upgrade', keeperOffRelease, chart, '-n', home, ...values([ns]))
+  expect({ code: shrunk.code, stderr: shrunk.stderr }).toMatchObject({ code: 0 })
+  const dropped = await upgradeHook()
+  expect(dropped.args).toEqual(expect.arrayContaining(['--namespace', otherNs, '--let-go']))
+  expect(dropped.args).not.toContain(ns)
+  expect({ code: dropped.run.code, stderr: dropped.run.stderr }).toMatchObject({ code: 0 })
+  expect(dropped.run.stderr).toContain(`released ${otherNs}/off-dropped unarchived: the keeper is being removed (--let-go) while it still runs`)
+  expect(await finalizers(otherNs, 'off-dropped')).toEqual([])
+  expect(await finalizers(ns, 'off-kept')).toEqual(['job-sweeper.io/logs']) // still kept: left to the keeper
+  expect(dropped.mayPatch).toEqual([otherNs]) // the hook's rights: the namespace dropped, no other
+
+  // The keeper turned off: the post-upgrade hook lets go of what it held in the namespace it kept.
+  const off = helm('upgrade', keeperOffRelease, chart, '-n', home, ...values([ns], false))
+  expect({ code: off.code, stderr: off.stderr }).toMatchObject({ code: 0 })
+  expect(documents(helm('get', 'manifest', keeperOffRelease, '-n', home).stdout).filter((d) => d.kind === 'Deployment')).toEqual([])
+  const turnedOff = await upgradeHook()
+  expect(turnedOff.args).toEqual(expect.arrayContaining(['--namespace', ns, '--let-go']))
+  expect(turnedOff.mayPatch).toEqual([ns])
+  expect({ code: turnedOff.run.code, stderr: turnedOff.run.stderr }).toMatchObject({ code: 0 })
+  expect(await finalizers(ns, 'off-kept')).toEqual([])
+  // The Lease let-go took while it worked is released.
+  expect(kubectl('get', 'lease', 'job-sweeper-keeper', '-n', home).code).not.toBe(0)
+  // Nothing holds them: deleted, they go.
+  for (const [namespace, name] of [
+    [ns, 'off-kept'],
+    [otherNs, 'off-dropped']
+  ]) {
+    await batchApi().deleteNamespacedJob({ namespace, name, propagationPolicy: 'Background' })
+    await eventually(
+      `${namespace}/${name} gone`,
+      () => getJob(namespace, name),
+      (j) => j === undefined
+    )
+  }
+  // The decoy, in a namespace this keeper never kept, is still held; the other decoys are checked after all.
+  expect(await finalizers(unlistedNs, 'off-decoy')).toEqual(['job-sweeper.io/logs'])
+  kubectl('patch', 'job', 'off-decoy', '-n', unlistedNs, '--type=merge', '-p', JSON.stringify({ metadata: { finalizers: [] } }))
+  await batchApi().deleteNamespacedJob({ namespace: unlistedNs, name: 'off-decoy', propagationPolicy: 'Background' })
+
+  // helm template reads nothing from the cluster: no upgrade hook.
+  const rendered = helm('template', keeperOffRelease, chart, '-n', home, ...values([ns], false))
+  expect(rendered.code).toBe(0)
+  expect(rendered.stdout).not.toContain('keeper-let-go-upgrade')
 })
