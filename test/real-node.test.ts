@@ -315,6 +315,12 @@ describeOnRealNode('on a real node', () => {
     })
     await waitForJobCondition(ns, name, 'Failed')
     const pod = await podOf(ns, job)
+    // post with a wait says why in the error line and in the row, not only in job.json (#35 item 11).
+    const post = await runAction({ phase: 'post', release, namespace: ns, 'wait-for-jobs': '1m', 'harvest-logs': 'none' })
+    const oom = `pod ${pod}: container main OOMKilled (exit code 137)`
+    expect(post.code).toBe(1)
+    expect(post.stdout).toMatch(new RegExp(`::error::Job ${ns}/${name} failed: .*${oom.replace(/[()]/g, '\\$&')}.*; kept for failure-grace`))
+    expect(post.summary).toMatch(new RegExp(`^\\| ${name} \\| failed \\| TTL set \\| .*failed [^|]*${oom.replace(/[()]/g, '\\$&')}`, 'm'))
     const dir = mkdtempSync(join(tmpdir(), 'real-node-logs-'))
     const run = await runAction({ release, namespace: ns, 'logs-dir': dir })
     expectNoStackTrace(run)
