@@ -531,6 +531,8 @@ test('two releases’ app-migrate, one after the other: each archived in its own
   expect(uids[0]).not.toBe(uids[1])
   const [first, second] = [await inBucket(prefix, ns, 'app-migrate', 'main', uids[0]), await inBucket(prefix, ns, 'app-migrate', 'main', uids[1])]
   expect([first.folder, second.folder]).toEqual([`${prefix}/${ns}/app-migrate/${uids[0]}/`, `${prefix}/${ns}/app-migrate/${uids[1]}/`])
+  expect(first.keys).toEqual(second.keys) // one listing of the name's folder: both archives in it
+  expect(first.keys).toEqual(expect.arrayContaining([`${first.folder}job.json`, `${second.folder}job.json`]))
   expect(first.jobFile).toMatchObject({ uid: uids[0], status: 'failed' })
   expect(second.jobFile).toMatchObject({ uid: uids[1], status: 'succeeded' })
   expect(first.log).not.toBe('')
