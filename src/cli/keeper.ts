@@ -38,9 +38,11 @@ Serving:
 
 Removal:
   --let-go                run once instead: wait for the keeper to stop (its Lease gone or expired,
-                          at most 90 s), then let go of every Job it still holds in --namespace:
-                          archived once more if finished, released with a Warning Event if not
-                          (the chart's post-delete hook runs it at helm uninstall)
+                          at most 90 s) and hold its Lease meanwhile (a keeper leading that keeps
+                          none of --namespace is left its Lease), then let go of every Job held in
+                          --namespace: archived once more if finished, released with a Warning
+                          Event if not (the chart's hooks run it at helm uninstall, and at helm
+                          upgrade for the namespaces the keeper no longer keeps)
 
 Cluster:
   --lease-namespace NAME  where its Lease job-sweeper-keeper is (one leader at a time; default: its
