@@ -7,10 +7,12 @@
 // BENCH_SWEEP_DELETE_JOBS (20000), ROUNDS (10), BENCH_PREFLIGHT_ROUNDS (3); BENCH_ONLY=prune,sweep,sweep-delete,wait,preflight picks
 // parts; keeper: the logs (64 KiB each) of BENCH_KEEPER_JOBS (1000) finished Jobs archived at BENCH_KEEPER_CONCURRENCY (4) (vs raw PUTs, and
 // kubectl logs + upload), then as many Jobs let run at once under a running keeper that watches BENCH_KEEPER_WATCH_JOBS (50000) archived
-// Jobs besides (finish-to-archived latency, peak RSS).
+// Jobs besides (finish-to-archived latency, peak RSS); helm-sweep: `helm sweep upgrade` of the demo chart beside plain helm
+// upgrade (and kubectl delete job --wait + helm upgrade), median of BENCH_HELM_SWEEP_ROUNDS (5).
 import os from 'node:os'
 import { benchCluster } from './finished-jobs.ts'
 import { mb, seconds } from './measure.ts'
+import { benchHelmSweep } from './helm-sweep.ts'
 import { benchKeeper } from './keeper.ts'
 import { benchPreflight } from './preflight.ts'
 import { benchPrune } from './prune.ts'
@@ -26,7 +28,8 @@ const sweepDeleteJobs = Number(process.env.BENCH_SWEEP_DELETE_JOBS ?? 20_000)
 const rounds = Number(process.env.ROUNDS ?? 10)
 const preflightRounds = Number(process.env.BENCH_PREFLIGHT_ROUNDS ?? 3)
 const keeperJobs = Number(process.env.BENCH_KEEPER_JOBS ?? 1000)
-const only = new Set((process.env.BENCH_ONLY ?? 'prune,sweep,sweep-delete,wait,preflight,keeper').split(','))
+const helmSweepRounds = Number(process.env.BENCH_HELM_SWEEP_ROUNDS ?? 5)
+const only = new Set((process.env.BENCH_ONLY ?? 'prune,sweep,sweep-delete,wait,preflight,keeper,helm-sweep').split(','))
 const log = (line: string): void => void process.stderr.write(`[bench] ${line}\n`)
 const ratio = (a: number, b: number): string => `${(a / b).toFixed(2)}×`
 
@@ -134,6 +137,16 @@ try {
       `  job-sweeper preflight, release installed client-side (three-way patch)   ${row(p.patch)}`,
       `  kubectl apply --server-side --dry-run=server --field-manager=helm        ${row(p.kubectl)}`,
       `  kubectl / job-sweeper: time ${ratio(p.kubectl.wallMs, p.apply.wallMs)} (server-side), ${ratio(p.kubectl.wallMs, p.patch.wallMs)} (client-side)`,
+      ''
+    )
+  }
+  if (only.has('helm-sweep')) {
+    const h = await benchHelmSweep(cluster, helmSweepRounds, log)
+    const plus = (a: number, b: number): string => `${seconds(a).padStart(7)} (+${seconds(a - b)})`
+    lines.push(
+      `helm sweep upgrade of the demo chart (test/chart/migrate-demo, Helm ${h.helmVersion}), median of ${h.rounds} rounds:`,
+      `  nothing to clear:      helm upgrade                                 ${seconds(h.unchanged.helm).padStart(7)}   helm sweep upgrade ${plus(h.unchanged.sweep, h.unchanged.helm)}`,
+      `  a finished migration:  kubectl delete job --wait, then helm upgrade ${seconds(h.changed.kubectlAndHelm).padStart(7)}   helm sweep upgrade ${plus(h.changed.sweep, h.changed.kubectlAndHelm)}`,
       ''
     )
   }
