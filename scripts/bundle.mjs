@@ -133,8 +133,9 @@ for (const [entry, outfile] of [
   ['src/launch/action.ts', 'dist/index.js'],
   ['src/launch/cli.ts', 'dist/cli/job-sweeper.mjs'],
   // The helm sweep plugin's entry (plugin.yaml, scripts/helm-sweep.sh): it runs helm and the CLI
-  // beside it as child processes, and loads no engine itself.
-  ['src/cli/helm-sweep.ts', 'dist/cli/helm-sweep.mjs']
+  // beside it as child processes, and loads no engine itself. Apart from dist/cli, which the image
+  // holds whole (scripts/image.sh): the plugin runs beside helm, never in the image.
+  ['src/cli/helm-sweep.ts', 'dist/plugin/helm-sweep.mjs']
 ]) {
   await build({ ...options, entryPoints: [join(top, entry)], outfile: join(top, outfile) })
 }

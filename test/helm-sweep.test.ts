@@ -3,7 +3,7 @@
 // (HELM_DATA_HOME, HELM_CONFIG_HOME, HELM_CACHE_HOME in a temp directory, so nothing global
 // changes; Helm 4.3 installs into $HELM_DATA_HOME/plugins whatever HELM_PLUGINS says), then
 // `helm sweep upgrade` as a user types it. Needs the bundle (npm run bundle): the plugin runs
-// dist/cli/helm-sweep.mjs, which runs dist/cli/job-sweeper.mjs.
+// dist/plugin/helm-sweep.mjs, which runs dist/cli/job-sweeper.mjs.
 import { spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'

@@ -36,8 +36,8 @@ pre's, helm upgrade's, else post's).
 
 const say = (line: string): boolean => process.stderr.write(`helm sweep: ${line}\n`)
 
-/** The job-sweeper CLI beside this file in dist/cli. */
-const CLI = fileURLToPath(new URL('./job-sweeper.mjs', import.meta.url))
+/** The job-sweeper CLI (dist/cli/job-sweeper.mjs, beside this dist/plugin). */
+const CLI = fileURLToPath(new URL('../cli/job-sweeper.mjs', import.meta.url))
 
 /** The child running now, which a SIGINT or SIGTERM sent to helm sweep is passed on to. */
 let current: ReturnType<typeof spawn> | undefined

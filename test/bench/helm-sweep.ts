@@ -3,7 +3,7 @@
 // (test/chart/migrate-demo), side by side, rounds alternating: with nothing to clear (the same
 // values), and with a finished migration Job that must go (a new migrationVersion each round;
 // the baseline is what a user does by hand: `kubectl delete job --wait`, then `helm upgrade`).
-// Needs the bundle (dist/cli/helm-sweep.mjs). The new migration is let finish between rounds,
+// Needs the bundle (dist/plugin/helm-sweep.mjs). The new migration is let finish between rounds,
 // untimed, so each round starts from a finished Job.
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
