@@ -192,7 +192,9 @@ test('archive: a store that refuses the attempt’s record fails the attempt bef
   expect(outcome).toEqual({
     done: false,
     bytes: 0,
-    failures: ["cannot record the archive's attempt: logs-dir 's3://logs/k': cannot upload k/prod/j/uid-j/attempts/x.json to bucket 'logs': 503 ServiceUnavailable"]
+    failures: [
+      "cannot record the archive's attempt: logs-dir 's3://logs/k': cannot upload k/prod/j/uid-j/attempts/x.json to bucket 'logs': 503 ServiceUnavailable"
+    ]
   })
   expect([stored, patches]).toEqual([[], []])
 })

@@ -152,7 +152,11 @@ test('a failed Job whose pod was gone before any archive: archived `incomplete` 
       missing: [{ reason: 'pod-gone', what: '1 of its 1 ended pod(s): gone before their logs were read (deleted, or garbage-collected)' }],
       logs: []
     })
-    expect(JSON.parse(await store.stored('prod/kept/uid-kept/job.json'))).toMatchObject({ state: 'complete', missing: [], logs: [{ file: 'kept-abc/migrate.log' }] })
+    expect(JSON.parse(await store.stored('prod/kept/uid-kept/job.json'))).toMatchObject({
+      state: 'complete',
+      missing: [],
+      logs: [{ file: 'kept-abc/migrate.log' }]
+    })
     expect(fake.events.filter((e) => e.includes('LogsIncomplete'))).toEqual([
       'prod/lost LogsIncomplete: job-sweeper keeper: its archive at /archive/prod/lost/uid-lost/ is incomplete: pod-gone: 1 of its 1 ended pod(s): gone before their logs were read (deleted, or garbage-collected)'
     ])
