@@ -1,6 +1,7 @@
 /** @cluster whole: its sweep covers every namespace, and would delete other suites' finished Jobs */
-// The Helm chart charts/job-sweeper on a real API server: helm lint, helm install (all namespaces
-// with a ClusterRole; listed namespaces with a Role in each), and the CronJob's command as the
+// The Helm chart charts/job-sweeper on a real API server: helm lint, helm install (allNamespaces
+// with a ClusterRole; listed namespaces with a Role in each, pods and logs readable there only;
+// neither refused at rendering), and the CronJob's command as the
 // installed release renders it, run as its ServiceAccount through the in-cluster configuration
 // from the image's build context (kwok runs no containers). Its RBAC is the least: the sweep works
 // with it, and with any one verb of the ClusterRole removed it is refused with a 403 naming it.
@@ -112,16 +113,47 @@ async function expiredJob(namespace: string, name: string, behaviour: PodBehavio
 const expire = (): Promise<void> => new Promise((r) => setTimeout(r, 2500))
 
 test('helm lint --strict passes, and a digest in the values pins the image by it', () => {
-  const lint = helm('lint', '--strict', chart)
-  expect(lint.stdout).toContain('0 chart(s) failed')
-  expect(lint.code).toBe(0)
+  // helm lint takes a template's fail for a note: linted with each scope, so that it renders whole.
+  for (const scope of ['namespaces={jobs,batch}', 'allNamespaces=true']) {
+    const lint = helm('lint', '--strict', chart, '--set', scope)
+    expect(lint.stdout).toContain('0 chart(s) failed')
+    expect(lint.code).toBe(0)
+  }
   const digest = `sha256:${'0123456789abcdef'.repeat(4)}`
-  const rendered = helm('template', 'x', chart, '--kube-version', pinnedKubernetesVersion(), '--set', `image.digest=${digest}`)
+  const rendered = helm('template', 'x', chart, '--kube-version', pinnedKubernetesVersion(), '--set', 'namespaces={jobs}', '--set', `image.digest=${digest}`)
   expect(rendered.code).toBe(0)
   expect(sweepContainer(documents(rendered.stdout)).image).toBe(`ghcr.io/job-sweeper/job-sweeper@${digest}`)
-  const bad = helm('template', 'x', chart, '--kube-version', pinnedKubernetesVersion(), '--set', 'image.digest=latest')
+  const bad = helm('template', 'x', chart, '--kube-version', pinnedKubernetesVersion(), '--set', 'namespaces={jobs}', '--set', 'image.digest=latest')
   expect(bad.code).not.toBe(0)
   expect(bad.stderr).toContain("at '/image/digest': 'latest' does not match pattern")
+})
+
+test('the scope is asked for: no namespaces and no allNamespaces is refused naming both values, both at once too; listed namespaces render no cluster-wide rights (the sweep, the keeper, its hook); allNamespaces renders the ClusterRoles', () => {
+  const render = (...sets: string[]) => helm('template', 'x', chart, '--kube-version', pinnedKubernetesVersion(), ...sets.flatMap((s) => ['--set', s]))
+  const keeper = ['keeper.enabled=true', 'logs.s3=s3://archive/jobs']
+  for (const sets of [[], keeper]) {
+    const refused = render(...sets)
+    expect([refused.code, refused.stdout]).toEqual([1, ''])
+    expect(refused.stderr).toContain('namespaces is empty: expected the namespaces to sweep (and keep)')
+    expect(refused.stderr).toContain(
+      "or allNamespaces=true for a ClusterRole that lists every pod and reads every pod's log in the cluster, kube-system included"
+    )
+  }
+  const both = render('allNamespaces=true', 'namespaces={jobs}')
+  expect([both.code, both.stderr]).toEqual([1, expect.stringContaining('allNamespaces: true with namespaces ["jobs"]: expected one of them')])
+
+  const kinds = (out: { code: number; stdout: string }): string[] => {
+    expect(out.code).toBe(0)
+    return documents(out.stdout).map((d) => `${d.kind} ${d.metadata.name}`)
+  }
+  // helm template renders the post-delete hook too (helm get hooks is what an install ran).
+  const listed = kinds(render('namespaces={jobs,batch}', ...keeper))
+  expect(listed.filter((k) => k.startsWith('Role ')).length).toBeGreaterThanOrEqual(6) // sweep, keeper, hook: in each of two
+  expect(listed.filter((k) => k.startsWith('Cluster'))).toEqual([])
+  const all = kinds(render('allNamespaces=true', ...keeper))
+  expect(all.filter((k) => k.startsWith('ClusterRole ')).sort()).toEqual(
+    ['ClusterRole default-x-job-sweeper', 'ClusterRole default-x-job-sweeper-keeper', 'ClusterRole default-x-job-sweeper-keeper-let-go'].sort()
+  )
 })
 
 test('scripts/chart-package.sh packages a copy with the release’s version and the image by its digest, and leaves the chart as it was', () => {
@@ -133,7 +165,7 @@ test('scripts/chart-package.sh packages a copy with the release’s version and 
   const tgz = packaged.stdout.trim()
   expect(tgz).toBe(join(out, 'job-sweeper-9.8.7-rc.1.tgz'))
   expect(helm('show', 'chart', tgz).stdout).toMatch(/^appVersion: 9\.8\.7-rc\.1$[\s\S]*^version: 9\.8\.7-rc\.1$/m)
-  const rendered = helm('template', 'x', tgz, '--kube-version', pinnedKubernetesVersion())
+  const rendered = helm('template', 'x', tgz, '--kube-version', pinnedKubernetesVersion(), '--set', 'namespaces={jobs}')
   expect(sweepContainer(documents(rendered.stdout)).image).toBe(`ghcr.io/job-sweeper/job-sweeper@${digest}`)
   expect(readFileSync(join(chart, 'values.yaml'), 'utf8')).toBe(before)
   const refused = runTool(join(import.meta.dirname, '..', 'scripts', 'chart-package.sh'), ['9.8.7', 'latest', out])
@@ -141,7 +173,7 @@ test('scripts/chart-package.sh packages a copy with the release’s version and 
 })
 
 test('installed for all namespaces: the CronJob’s command, as its ServiceAccount with the ClusterRole, sweeps exactly the expired labelled Jobs everywhere', async () => {
-  install(allRelease)
+  install(allRelease, '--set', 'allNamespaces=true')
   const docs = installed(allRelease)
   expect(docs.map((d) => d.kind).sort()).toEqual(['ClusterRole', 'ClusterRoleBinding', 'CronJob', 'ServiceAccount'])
   const container = sweepContainer(docs)
@@ -188,7 +220,7 @@ test('installed for all namespaces: the CronJob’s command, as its ServiceAccou
 })
 
 test('the ClusterRole is the least: with any one of its verbs removed, the sweep is refused (403 Forbidden) naming that verb and resource', async () => {
-  install(allRelease)
+  install(allRelease, '--set', 'allNamespaces=true')
   const docs = installed(allRelease)
   const role = docs.find((d) => d.kind === 'ClusterRole') as unknown as V1ClusterRole
   const original = role.rules ?? []
@@ -266,6 +298,10 @@ test('installed for listed namespaces: a Role in each (Leases too), and the swee
   const can = (verb: string, resource: string, namespace: string): string => kubectl('auth', 'can-i', verb, resource, '-n', namespace, account).stdout.trim()
   expect([can('delete', 'jobs', ns), can('create', 'leases.coordination.k8s.io', otherNs)]).toEqual(['yes', 'yes'])
   expect([can('delete', 'jobs', unlistedNs), can('list', 'jobs', unlistedNs), can('patch', 'jobs', ns)]).toEqual(['no', 'no', 'no'])
+  // Pods and their logs only where it sweeps: not kube-system's, nor another namespace's.
+  const canLog = (namespace: string): string => kubectl('auth', 'can-i', 'get', 'pods', '--subresource=log', '-n', namespace, account).stdout.trim()
+  expect([can('list', 'pods', ns), canLog(otherNs)]).toEqual(['yes', 'yes'])
+  expect(['kube-system', unlistedNs].flatMap((n) => [can('list', 'pods', n), canLog(n)])).toEqual(['no', 'no', 'no', 'no'])
 
   await expiredJob(ns, 'listed-expired')
   await expiredJob(otherNs, 'listed-expired-other', 'succeed')
@@ -374,7 +410,7 @@ test('logs.persistence: a claim the chart creates (kept on uninstall), mounted a
   expect(existsSync(join(run.mounts.get('/scratch') ?? '-', 'logs'))).toBe(false)
 })
 
-test('keeper.enabled with no namespaces: the keeper keeps every namespace (--all-namespaces, a ClusterRole of its rights, no delete); its post-delete hook’s command, as the keeper, lets go of a Job held in any namespace; helm uninstall runs the hook and leaves nothing', async () => {
+test('keeper.enabled with allNamespaces: the keeper keeps every namespace (--all-namespaces, a ClusterRole of its rights, no delete); its post-delete hook’s command, as the keeper, lets go of a Job held in any namespace; helm uninstall runs the hook and leaves nothing', async () => {
   await coreApi().createNamespacedSecret({
     namespace: home,
     body: {
@@ -385,6 +421,8 @@ test('keeper.enabled with no namespaces: the keeper keeps every namespace (--all
   const logs = `s3://${process.env.JOB_SWEEPER_S3_BUCKET ?? ''}/chart-keeper-${suffix}`
   install(
     keeperRelease,
+    '--set',
+    'allNamespaces=true',
     '--set',
     'keeper.enabled=true',
     '--set',
@@ -506,6 +544,13 @@ test('helm upgrade that drops namespaces the keeper kept, then turns it off, lea
     `logs.region=${process.env.AWS_REGION ?? ''}`
   ]
   install(keeperOffRelease, ...values([ns, otherNs]))
+  // The keeper reads pods and their logs only where it keeps: not kube-system's, nor another namespace's.
+  const keeperDeployment = installed(keeperOffRelease).find((d) => d.kind === 'Deployment') as unknown as V1Deployment
+  const keeperAs = `--as=system:serviceaccount:${home}:${keeperDeployment.spec?.template.spec?.serviceAccountName ?? ''}`
+  const keeperCan = (namespace: string, ...what: string[]): string => kubectl('auth', 'can-i', ...what, '-n', namespace, keeperAs).stdout.trim()
+  const reads = (n: string): string[] => [keeperCan(n, 'list', 'pods'), keeperCan(n, 'get', 'pods', '--subresource=log'), keeperCan(n, 'list', 'jobs.batch')]
+  expect([...reads(ns), ...reads(otherNs)]).toEqual(['yes', 'yes', 'yes', 'yes', 'yes', 'yes'])
+  expect(['kube-system', unlistedNs].flatMap(reads)).toEqual(['no', 'no', 'no', 'no', 'no', 'no'])
   // Running Jobs the keeper held (kwok runs no keeper: the finalizer put as it puts it), and one in a
   // namespace this keeper never kept (another keeper's hold: a decoy).
   const labels = { [MANAGED_LABEL]: 'true', 'job-sweeper.test/chart': `off-${suffix}` }

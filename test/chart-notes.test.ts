@@ -14,7 +14,7 @@ function notes(...sets: string[]): string {
 }
 
 test('the install notes name the CronJob, its schedule and scope, where logs go, and how to run a sweep now', () => {
-  const text = notes()
+  const text = notes('allNamespaces=true')
   expect(text).toContain("The sweep: CronJob sweeper-job-sweeper, schedule '17 * * * *'.")
   expect(text).toContain("matching 'job-sweeper.io/managed=true' in every namespace")
   expect(text).toContain("the pod's scratch volume only (gone with the pod; set logs.s3 to keep them)")
@@ -34,5 +34,5 @@ test('with the keeper and namespaces, the notes name the keeper, its bucket and 
 test("the chart refuses a Kubernetes older than 1.34 (Chart.yaml's kubeVersion) and renders for 1.34", () => {
   const old = helm('template', 'x', chart, '--kube-version', '1.33.9')
   expect([old.code, old.stderr]).toEqual([1, expect.stringContaining('chart requires kubeVersion: >=1.34.0-0 which is incompatible with Kubernetes v1.33.9')])
-  expect(helm('template', 'x', chart, '--kube-version', '1.34.0').code).toBe(0)
+  expect(helm('template', 'x', chart, '--kube-version', '1.34.0', '--set', 'namespaces={jobs}').code).toBe(0)
 })

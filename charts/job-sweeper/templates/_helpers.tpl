@@ -16,6 +16,20 @@
 {{- printf "%s-%s" .Release.Namespace (include "job-sweeper.fullname" .) | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
+{{/*
+The scope, checked once (rbac.yaml renders it in every release): `namespaces` listed, a Role in
+each; or `allNamespaces`, a ClusterRole that lists every pod and reads every pod's log in the
+cluster, kube-system included. An empty list no longer means every namespace by itself.
+*/}}
+{{- define "job-sweeper.checkScope" -}}
+{{- if and .Values.allNamespaces .Values.namespaces -}}
+{{- fail (printf "allNamespaces: true with namespaces %s: expected one of them, the listed namespaces (a Role in each) or every namespace (a ClusterRole)" (toJson .Values.namespaces)) -}}
+{{- end -}}
+{{- if not (or .Values.allNamespaces .Values.namespaces) -}}
+{{- fail "namespaces is empty: expected the namespaces to sweep (and keep), e.g. --set 'namespaces={jobs,batch}', a Role in each; or allNamespaces=true for a ClusterRole that lists every pod and reads every pod's log in the cluster, kube-system included (charts/job-sweeper/README.md#namespaces)" -}}
+{{- end -}}
+{{- end -}}
+
 {{- define "job-sweeper.labels" -}}
 app.kubernetes.io/name: {{ .Chart.Name }}
 app.kubernetes.io/instance: {{ .Release.Name }}
