@@ -7,7 +7,7 @@ import type { ExecuteContext, RunResult } from './execute/outcome.ts'
 import { KubeJobsClient, type JobsClient } from './kube/client.ts'
 import { cancelledBy } from './kube/retry.ts'
 import { loadKubeConfig } from './kube/kubeconfig.ts'
-import { takeLeases, leaseName, runIdentity, scopeKey } from './kube/lease.ts'
+import { takeLeases, runLeaseName, runIdentity, scopeKey } from './kube/lease.ts'
 import type { ManifestClient } from './kube/manifest-client.ts'
 import { observe, observeFailures, observeStarts, observeSweep, sweepManifest, targetNamespace } from './observe/observe.ts'
 import { whereWords, type Observed } from './observe/observed.ts'
@@ -116,7 +116,7 @@ async function phaseUnderLease(client: JobsClient, phase: Phase, settings: Setti
       ? undefined
       : await takeLeases(namespaces, {
           client,
-          name: leaseName(settings.scope, manifestNames),
+          name: runLeaseName(settings, manifestNames),
           scope: scopeKey(settings.scope, manifestNames),
           holder: runIdentity(process.env, options.workflowRun?.url),
           waitSeconds: settings.waitTimeoutSeconds,

@@ -135,6 +135,9 @@ Cluster:
   --keeper-namespace NS   where the keeper's Lease is: post, while it runs and keeps a Job,
                           adds its finalizer job-sweeper.io/logs too; pre and sweep, while
                           none runs, save a held Job's logs and let go of it (docs/keeper.md)
+  --lease-name NAME       the Lease that keeps runs on the same scope apart, for a Role's
+                          resourceNames; the same for every run on the scope (default: named
+                          after the scope, job-sweeper-<release>-<hash>)
 
 Output:
   --json                  print the result as JSON on standard output

@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto'
 import { hostname } from 'node:os'
 import type { V1Lease, V1MicroTime } from '@kubernetes/client-node'
 import { formatDuration } from '../text/duration.ts'
-import type { Scope } from '../settings/settings.ts'
+import type { Scope, Settings } from '../settings/settings.ts'
 import { realClock, type Clock } from './clock.ts'
 import type { ClusterObjects } from './objects.ts'
 import { apiErrorMessage, statusCode } from './errors.ts'
@@ -59,6 +59,11 @@ export function leaseName(scope: Scope, manifestJobNames?: string[]): string {
   const hash = createHash('sha256').update(scopeKey(scope, manifestJobNames)).digest('hex').slice(0, 16)
   const release = scope.release?.slice(0, 30).replace(/[-.]+$/, '')
   return `job-sweeper-${release ? `${release}-` : ''}${hash}`
+}
+
+/** The Lease a run of pre, post or sweep takes: lease-name when given (a name a Role can grant), else the scope's. */
+export function runLeaseName(settings: Pick<Settings, 'scope' | 'leaseName'>, manifestJobNames?: string[]): string {
+  return settings.leaseName ?? leaseName(settings.scope, manifestJobNames)
 }
 
 /** Who holds a Lease: the workflow run's URL when known (a link to it), and this process. */

@@ -32,6 +32,7 @@ export const INPUT = {
   waitForJobs: 'wait-for-jobs',
   failOnJobFailure: 'fail-on-job-failure',
   keeperNamespace: 'keeper-namespace',
+  leaseName: 'lease-name',
   concurrency: 'concurrency',
   keepLast: 'keep-last',
   groupBy: 'group-by',

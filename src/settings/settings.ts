@@ -127,6 +127,11 @@ export interface Settings {
    * runs, they save a held Job's logs themselves and let go of the hold.
    */
   keeperNamespace?: string
+  /**
+   * Pre, post and sweep: the name of the Lease that keeps runs on the same scope apart; undefined:
+   * named after the scope (src/kube/lease.ts). A Role can name it in resourceNames.
+   */
+  leaseName?: string
   /** How many Jobs are worked on at once (1 to 64). */
   concurrency: number
   /** Sweep and post: the newest Jobs kept per group whatever their ttl (0: off); see src/plan/keep-last.ts. */
@@ -334,6 +339,16 @@ function keeperNamespaceOf(read: ReadInput): string | undefined {
   return namespace
 }
 
+/** lease-name: an object name, as the API server takes a Lease's (a DNS-1123 subdomain). */
+function leaseNameOf(read: ReadInput): string | undefined {
+  const name = optional(read, INPUT.leaseName)
+  if (name !== undefined && !isDnsSubdomain(name))
+    throw new SettingsError(
+      `Invalid ${INPUT.leaseName} '${name}': expected a Lease name (at most 253 lowercase letters, digits, '-' and '.', starting and ending with a letter or digit), like my-app-job-sweeper`
+    )
+  return name
+}
+
 function logsOf(read: ReadInput, env: NodeJS.ProcessEnv): Pick<Settings, 'logsTarget' | 'logsDir' | 'uploadLogs'> {
   const logsTarget = logsTargetOf(optional(read, INPUT.logsDir), env, optional(read, INPUT.s3Endpoint))
   const uploadLogs = bool(read, INPUT.uploadLogs, false)
@@ -437,6 +452,7 @@ export function parseSettings(read: ReadInput, env: NodeJS.ProcessEnv = process.
     waitForJobsSeconds: take(() => duration(read, INPUT.waitForJobs, '0', 0, MAX_WAIT_SECONDS, '0 does not wait, and no timer waits longer'), 0),
     failOnJobFailure: take(() => bool(read, INPUT.failOnJobFailure, true), true),
     keeperNamespace: take(() => keeperNamespaceOf(read), undefined),
+    leaseName: take(() => leaseNameOf(read), undefined),
     concurrency: take(() => count(read, INPUT.concurrency, 8, MAX_CONCURRENCY), 8),
     ...take(() => keepLastOf(read), { keepLast: 0 }),
     ...preflight

@@ -62,5 +62,10 @@ export function unusedInputs(settings: Settings, phases: readonly Phase[], flag:
     unused(INPUT.stuckAfter, formatDuration(settings.stuckAfterSeconds), inPhase, 'only pre and post read the pods of running Jobs; a sweep never deletes one')
   if (settings.keeperNamespace !== undefined && !runs('pre', 'post', 'sweep'))
     unused(INPUT.keeperNamespace, settings.keeperNamespace, inPhase, 'preflight changes no Job')
+  if (settings.leaseName !== undefined) {
+    if (!runs('pre', 'post', 'sweep')) unused(INPUT.leaseName, settings.leaseName, inPhase, 'preflight changes nothing, so it takes no Lease')
+    else if (settings.allNamespaces)
+      unused(INPUT.leaseName, settings.leaseName, `with ${flag(INPUT.allNamespaces)}`, 'a sweep of every namespace takes no Lease (docs/concurrency.md)')
+  }
   return warnings
 }

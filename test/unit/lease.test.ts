@@ -1,7 +1,17 @@
 // The Lease's name, its holder and its expiry: pure rules, no cluster.
 import { jest } from '@jest/globals'
 import type { V1Lease } from '@kubernetes/client-node'
-import { HeldLease, isExpired, LEASE_DURATION_SECONDS, leaseName, RENEW_DEADLINE_MS, RENEW_EVERY_MS, runIdentity, scopeKey } from '../../src/kube/lease.ts'
+import {
+  HeldLease,
+  isExpired,
+  LEASE_DURATION_SECONDS,
+  leaseName,
+  RENEW_DEADLINE_MS,
+  RENEW_EVERY_MS,
+  runIdentity,
+  runLeaseName,
+  scopeKey
+} from '../../src/kube/lease.ts'
 import type { ClusterObjects } from '../../src/kube/objects.ts'
 
 describe('leaseName', () => {
@@ -24,6 +34,13 @@ describe('leaseName', () => {
     expect(leaseName({ manifest: '/tmp/a/rendered.yaml' }, ['app-migrate'])).toBe(leaseName({ manifest: '/tmp/b/out.yaml' }, ['app-migrate']))
     expect(scopeKey({ release: 'app', selector: 'x=y' })).toBe('release=app; selector=x=y')
   })
+})
+
+test('runLeaseName: lease-name when given, for every phase and scope; else the name derived from the scope', () => {
+  expect(runLeaseName({ scope: { release: 'app', jobs: ['app-migrate'] }, leaseName: 'app-job-sweeper' })).toBe('app-job-sweeper')
+  expect(runLeaseName({ scope: { manifest: '/tmp/r.yaml' }, leaseName: 'app-job-sweeper' }, ['app-migrate'])).toBe('app-job-sweeper')
+  expect(runLeaseName({ scope: { release: 'app' } })).toBe(leaseName({ release: 'app' }))
+  expect(runLeaseName({ scope: { manifest: '/tmp/r.yaml' } }, ['app-migrate'])).toBe(leaseName({ manifest: '/tmp/r.yaml' }, ['app-migrate']))
 })
 
 test('runIdentity: the workflow run URL (a working link) and the process, else the host and process', () => {

@@ -138,6 +138,13 @@ test.each([
   [{ release: 'a', 'keep-last': '3', 'group-by': `${'t'.repeat(64)}` }, "Invalid group-by 'tttt"],
   [{ release: 'a', 'group-by': 'team' }, "Invalid group-by 'team' without keep-last: expected keep-last too, whose groups it chooses"],
   [
+    { release: 'a', 'lease-name': 'My_Lease' },
+    "Invalid lease-name 'My_Lease': expected a Lease name (at most 253 lowercase letters, digits, '-' and '.', starting and ending with a letter or digit), like my-app-job-sweeper"
+  ],
+  [{ release: 'a', 'lease-name': 'app-' }, "Invalid lease-name 'app-': expected a Lease name"],
+  [{ release: 'a', 'lease-name': 'app..lease' }, "Invalid lease-name 'app..lease': expected a Lease name"],
+  [{ release: 'a', 'lease-name': 'l'.repeat(254) }, `Invalid lease-name '${'l'.repeat(254)}': expected a Lease name (at most 253`],
+  [
     { release: 'a', kubeconfig: '~/no/kubeconfig' },
     "Invalid kubeconfig '~/no/kubeconfig': expected a readable kubeconfig file, kubeconfig YAML or base64; cannot read /home/u/no/kubeconfig (ENOENT)"
   ]
@@ -208,6 +215,13 @@ test('keep-last takes a count and group-by a label key', () => {
   const s = parse({ phase: 'sweep', selector: 'a=b', 'keep-last': '3', 'group-by': 'app.kubernetes.io/name' })
   expect([s.keepLast, s.groupBy]).toEqual([3, 'app.kubernetes.io/name'])
   expect(parse({ release: 'a', 'keep-last': '0' }).keepLast).toBe(0)
+})
+
+test('lease-name takes an object name, as the API server takes a Lease’s; none given, none set', () => {
+  expect(parse({ release: 'a', 'lease-name': ' app-job-sweeper ' }).leaseName).toBe('app-job-sweeper')
+  expect(parse({ release: 'a', phase: 'post', 'lease-name': 'app.migrations.v2' }).leaseName).toBe('app.migrations.v2')
+  expect(parse({ release: 'a', phase: 'sweep', 'lease-name': 'l'.repeat(253) }).leaseName).toBe('l'.repeat(253))
+  expect(parse({ release: 'a' }).leaseName).toBeUndefined()
 })
 
 test('never keeps Jobs; sweep takes a list of namespaces', () => {

@@ -38,6 +38,24 @@ test.each<[string, Record<string, string>, Phase[], string[]]>([
     ]
   ],
   [
+    'lease-name in preflight',
+    { phase: 'preflight', manifest: '/m.yaml', 'lease-name': 'app-job-sweeper' },
+    ['preflight'],
+    ["lease-name 'app-job-sweeper' does nothing in phase: preflight: preflight changes nothing, so it takes no Lease"]
+  ],
+  [
+    'lease-name in a sweep of every namespace',
+    { phase: 'sweep', selector: 'a=b', 'all-namespaces': 'true', 'lease-name': 'app-job-sweeper' },
+    ['sweep'],
+    ["lease-name 'app-job-sweeper' does nothing with all-namespaces: a sweep of every namespace takes no Lease (docs/concurrency.md)"]
+  ],
+  [
+    'lease-name in pre, post and a sweep of listed namespaces: it works',
+    { phase: 'sweep', selector: 'a=b', 'lease-name': 'app-job-sweeper' },
+    ['pre', 'post', 'sweep'],
+    []
+  ],
+  [
     'ttl, failure-grace and keep-last in the CLI’s pre',
     { phase: 'pre', release: 'app', ttl: '2h', 'failure-grace': 'never', 'keep-last': '3' },
     ['pre'],
