@@ -17,7 +17,7 @@ export const LOGS_FINALIZER = 'job-sweeper.io/logs'
 
 /** Annotations the keeper writes on a Job once its logs are archived. */
 export const ARCHIVE_ANNOTATION = {
-  /** Where: `<logs-dir>/<namespace>/<job>/` (a directory or s3://bucket/prefix). */
+  /** Where: `<logs-dir>/<namespace>/<job>/<uid>/` (a directory or s3://bucket/prefix; the Job's uid last: isArchived). */
   where: 'job-sweeper.io/logs',
   /** `complete`, or `incomplete: <what could not be saved>` (cut short at the hold's deadline: see the Warning Event). */
   state: 'job-sweeper.io/logs-state',
@@ -44,7 +44,27 @@ export interface KeeperStep {
 
 const time = (value: Date | string | undefined): number | undefined => (value === undefined ? undefined : new Date(value).getTime())
 
-export const isArchived = (job: JobRecord): boolean => job.metadata?.annotations?.[ARCHIVE_ANNOTATION.where] !== undefined
+/**
+ * The keeper archived this very Job: its note (`job-sweeper.io/logs`) names where, and the keeper
+ * writes it only as `<logs-dir>/<namespace>/<job>/<uid>/`, this Job's uid last. A note the Job was
+ * created with (copied from a template or an exported manifest, or planted so that its logs are
+ * never archived) cannot name a uid given only at its creation: such a Job is held and archived.
+ * A note written by a keeper before the keys carried the uid names none either: that Job is
+ * archived once more, under its uid, a folder of its own (the earlier archive, in
+ * `<namespace>/<job>/`, is not written to), its state as what is left to read says.
+ */
+export const isArchived = (job: JobRecord): boolean => notedUid(job) === 'this'
+
+/**
+ * Whether the Job's note names its uid (`this`), names none or another (`not-this`: not the
+ * keeper's archive of this Job), or there is no note (undefined).
+ */
+function notedUid(job: JobRecord): 'this' | 'not-this' | undefined {
+  const where = job.metadata?.annotations?.[ARCHIVE_ANNOTATION.where]
+  if (where === undefined) return undefined
+  const uid = job.metadata?.uid
+  return uid && where.endsWith(`/${uid}/`) ? 'this' : 'not-this'
+}
 export const isHeld = (job: JobRecord): boolean => job.metadata?.finalizers?.includes(LOGS_FINALIZER) === true
 
 /** Where the keeper archived the Job's logs and in what state, as its annotations say; undefined when it did not. */
@@ -65,6 +85,12 @@ export function holdEndsAt(job: JobRecord, holdDeadlineSeconds: number): number 
  * tried to archive it at least once (past the hold's deadline, it gives up only then).
  */
 export function keeperStep(job: JobRecord, now: Date, holdDeadlineSeconds: number, tried = false): KeeperStep {
+  const step = stepOf(job, now, holdDeadlineSeconds, tried)
+  if (notedUid(job) !== 'not-this' || step.action === 'none') return step
+  return { ...step, reason: `${step.reason} (its ${ARCHIVE_ANNOTATION.where} note does not name its uid: not the keeper's archive of this Job)` }
+}
+
+function stepOf(job: JobRecord, now: Date, holdDeadlineSeconds: number, tried: boolean): KeeperStep {
   const held = isHeld(job)
   if (isArchived(job)) return held ? { action: 'release', reason: 'its logs are archived' } : { action: 'none', reason: 'its logs are archived' }
   const ends = holdEndsAt(job, holdDeadlineSeconds)

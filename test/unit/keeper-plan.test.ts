@@ -5,9 +5,10 @@ import { newJob, NOW } from './jobs.ts'
 
 const HOUR = 3600
 const held = (job: V1Job): V1Job => ({ ...job, metadata: { ...job.metadata, finalizers: [...(job.metadata?.finalizers ?? []), LOGS_FINALIZER] } })
-const archived = (job: V1Job): V1Job => ({
+/** Noted as archived at `where` (by default as the keeper writes it: under this Job's uid). */
+const archived = (job: V1Job, where = `s3://logs/prod/j/${job.metadata?.uid}/`): V1Job => ({
   ...job,
-  metadata: { ...job.metadata, annotations: { ...job.metadata?.annotations, [ARCHIVE_ANNOTATION.where]: 's3://logs/prod/j/' } }
+  metadata: { ...job.metadata, annotations: { ...job.metadata?.annotations, [ARCHIVE_ANNOTATION.where]: where } }
 })
 /** Deletion asked `seconds` before NOW. */
 const deleting = (job: V1Job, seconds: number): V1Job => ({
@@ -41,6 +42,36 @@ const cases: [string, V1Job, KeeperAction][] = [
   ],
   ['failed, archived, held → release', held(archived(newJob({ name: 'j', status: 'failed' }))), 'release'],
   ['failed, archived, not held → none', archived(newJob({ name: 'j', status: 'failed' })), 'none'],
+  [
+    'running, not held, created with the note (copied from a template, or planted): another Job’s uid → hold',
+    archived(newJob({ name: 'j', status: 'running' }), 's3://logs/prod/j/uid-of-an-earlier-job/'),
+    'hold'
+  ],
+  [
+    'failed, held, the note names another Job’s uid → archive (not the keeper’s archive of this Job)',
+    held(archived(newJob({ name: 'j', status: 'failed' }), 's3://logs/prod/j/uid-of-an-earlier-job/')),
+    'archive'
+  ],
+  [
+    'failed, not held, a note without a uid (an earlier keeper’s, before the keys carried it) → hold: archived once more, under its uid',
+    archived(newJob({ name: 'j', status: 'failed' }), 's3://logs/prod/j/'),
+    'hold'
+  ],
+  [
+    'failed, held, the uid only inside the note, not its last folder → archive',
+    held(archived(newJob({ name: 'j', status: 'failed' }), 's3://logs/uid-j/prod/j/')),
+    'archive'
+  ],
+  [
+    'failed, held, the note naming the uid without its trailing slash → archive (the keeper writes it with one)',
+    held(archived(newJob({ name: 'j', status: 'failed' }), 's3://logs/prod/j/uid-j')),
+    'archive'
+  ],
+  [
+    'failed, not held, being deleted, a note not its own → none (too late to hold)',
+    deleting(archived(newJob({ name: 'j', status: 'failed' }), 's3://logs/prod/j/'), 5),
+    'none'
+  ],
   ['failed, held, deletion asked 10 min ago (deadline 1h) → archive', deleting(held(newJob({ name: 'j', status: 'failed' })), 600), 'archive'],
   ['running, held, deleted before it finished → archive what its pods wrote', deleting(held(newJob({ name: 'j', status: 'running' })), 5), 'archive'],
   [
@@ -58,6 +89,16 @@ const cases: [string, V1Job, KeeperAction][] = [
 
 test.each(cases)('%s', (_name, job, action) => {
   expect(keeperStep(job, NOW, HOUR).action).toBe(action)
+})
+
+test('a note not naming the Job’s uid is said in the step’s reason; a Job with no uid trusts no note', () => {
+  const copied = archived(newJob({ name: 'j', status: 'running' }), 's3://logs/prod/j/uid-of-an-earlier-job/')
+  expect(keeperStep(copied, NOW, HOUR).reason).toBe(
+    "running: held until its logs are archived (its job-sweeper.io/logs note does not name its uid: not the keeper's archive of this Job)"
+  )
+  const noUid = archived(newJob({ name: 'j', status: 'failed' }), 's3://logs/prod/j//')
+  expect(keeperStep({ ...noUid, metadata: { ...noUid.metadata, uid: undefined } }, NOW, HOUR).action).toBe('hold')
+  expect(keeperStep(archived(newJob({ name: 'j', status: 'failed' })), NOW, HOUR).reason).toBe('its logs are archived')
 })
 
 test('past the hold’s deadline: give up only once an archive was tried; before the deadline, an archive tried changes nothing', () => {

@@ -20,6 +20,7 @@ const settings: KeeperSettings = {
   holdDeadlineSeconds: 3600,
   maxLogBytes: 1_000_000,
   concurrency: 2,
+  shutdownGraceSeconds: 20,
   leaseNamespace: 'job-sweeper',
   listen: { host: '127.0.0.1', port: 0 },
   letGo: true
@@ -33,7 +34,7 @@ const noStore: LogSink = {
 
 /** A Job the keeper archived and still holds: let-go only releases it. */
 const archivedHeld = (name: string): ReturnType<typeof newJob> =>
-  newJob({ name, status: 'succeeded', finalizers: [LOGS_FINALIZER], annotations: { [ARCHIVE_ANNOTATION.where]: `/archive/prod/${name}/` } })
+  newJob({ name, status: 'succeeded', finalizers: [LOGS_FINALIZER], annotations: { [ARCHIVE_ANNOTATION.where]: `/archive/prod/${name}/uid-${name}/` } })
 
 function setup(...jobs: ReturnType<typeof newJob>[]) {
   const clock = new FakeClock()
