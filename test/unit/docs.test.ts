@@ -143,11 +143,12 @@ test("the choices of the code's keyword inputs are named in action.yml and in th
     }
 })
 
-/** README.md, CONTRIBUTING.md and docs/*.md: path from the root → text. */
+/** README.md, CONTRIBUTING.md, the chart's README and docs/*.md: path from the root → text. */
 const pages = new Map(
   [
     'README.md',
     'CONTRIBUTING.md',
+    'charts/job-sweeper/README.md',
     ...readdirSync(join(root, 'docs'))
       .filter((f) => f.endsWith('.md'))
       .map((f) => `docs/${f}`)
