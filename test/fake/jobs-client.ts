@@ -380,7 +380,9 @@ export class FakeJobsClient implements JobsClient {
       async () => {
         const job = this.jobs.get(key(namespace, name))
         if (!job) return 'gone'
+        // The API server's 409: the Job is another one by now, or changed since the version the patch names.
         if (job.metadata?.uid !== precondition.uid) return 'conflict'
+        if (precondition.resourceVersion !== undefined && precondition.resourceVersion !== job.metadata?.resourceVersion) return 'conflict'
         // A strategic merge adds the patch's finalizers to the Job's own (the one list merged here).
         const finalizers = (patch as { metadata?: { finalizers?: string[] } }).metadata?.finalizers
         const merged =
