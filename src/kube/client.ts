@@ -354,14 +354,29 @@ export class KubeJobsClient implements JobsClient {
     // etcd: every pod change the Job's status counts came before it, so a list not older than it
     // holds them, and the cache answers at once.
     const version = notOlderThan ? { resourceVersion: notOlderThan, resourceVersionMatch: 'NotOlderThan' } : {}
-    const list = (labelSelector: string): Promise<V1Pod[]> =>
-      this.call(`list the pods of Job uid ${jobUid}`, () =>
-        this.send<{ items: V1Pod[] }>('GET', `/api/v1/namespaces/${seg(namespace)}/pods`, { query: { labelSelector, ...version } })
-      ).then((l) => l.items ?? [])
     const owned = (pods: V1Pod[]): V1Pod[] => pods.filter((p) => controllerUid(p) === jobUid)
-    const pods = owned(await list(`batch.kubernetes.io/controller-uid=${jobUid}`))
+    // Paged as listJobs pages (a Job of thousands of pods is not one answer held whole), and only
+    // the Job's own pods kept of each page. The version goes with the first page only: the API
+    // server refuses resourceVersionMatch beside a continue token, which carries the list's snapshot.
+    const list = async (labelSelector: string): Promise<V1Pod[]> => {
+      const pods: V1Pod[] = []
+      let _continue: string | undefined
+      do {
+        const page = await this.call(`list the pods of Job uid ${jobUid}`, () =>
+          this.send<{ items?: V1Pod[]; metadata?: { continue?: string } }>('GET', `/api/v1/namespaces/${seg(namespace)}/pods`, {
+            query: _continue
+              ? { labelSelector, limit: this.options.pageSize, continue: _continue }
+              : { labelSelector, limit: this.options.pageSize, ...version }
+          })
+        )
+        pods.push(...owned(page.items ?? []))
+        _continue = page.metadata?.continue || undefined
+      } while (_continue)
+      return pods
+    }
+    const pods = await list(`batch.kubernetes.io/controller-uid=${jobUid}`)
     // Jobs created before Kubernetes 1.27 label their pods with the legacy key only.
-    return pods.length > 0 ? pods : owned(await list(`controller-uid=${jobUid}`))
+    return pods.length > 0 ? pods : list(`controller-uid=${jobUid}`)
   }
 
   async listPodsOfJobs(namespace: string, jobUids: string[]): Promise<V1Pod[]> {
