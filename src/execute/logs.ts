@@ -136,35 +136,23 @@ export async function harvestLogs(client: JobsClient, job: LogSource, sink: LogS
   }
   // What must be written before any log (the keeper's attempt record), written while the pods were listed.
   await ready
+  // Every read and note of every pod, LOG_READS_PER_JOB at a time (a Job of many pods does not
+  // hold one worker for the sum of its reads), their results taken in the pods' order.
+  const tasks: (() => Promise<LogResult>)[] = []
   for (const pod of pods) {
     const podName = pod.metadata?.name ?? ''
     const podKey = `${jobKey(job, job.byUid)}/${podName}`
     const wanted = podLogs(pod)
-    for (const { container, previous } of wanted.reads) {
-      const file = `${podKey}/${container}${previous ? '.previous' : ''}.log`
-      try {
-        const saved = await client.saveLog(job.namespace, podName, container, previous, keep, () => sink.open(file, TEXT))
-        logs.files.push({ file, bytes: saved.bytes, truncated: saved.truncated, logBytes: saved.logBytes, cutBytes: saved.cutBytes })
-        logs.tails?.push({ file, lines: saved.lastLines })
-      } catch (e) {
-        if (e instanceof ClusterUnreachable) throw e
-        const gone = e instanceof LogGone ? e.message : goneRefusal(e, previous)
-        if (gone !== undefined) {
-          await noteGone(sink, logs, { podKey, podName, container, previous, said: gone })
-          continue
-        }
-        logs.failures.push(`cannot save the log of ${podName}/${container}${previous ? ' (previous)' : ''}: ${whyNotSaved(e)}`)
-      }
-    }
-    for (const { container, why } of wanted.neverRan) {
-      const note = `job-sweeper: container ${container} of pod ${podName} never ran (${why}), so it has no log.\n`
-      try {
-        await writeText(sink, `${podKey}/${container}.never-ran.txt`, note, TEXT)
-        neverRan.push(`${podName}/${container} (${why})`)
-      } catch (e) {
-        logs.failures.push(`cannot note that ${podName}/${container} never ran: ${whyNotSaved(e)}`)
-      }
-    }
+    for (const { container, previous } of wanted.reads) tasks.push(() => readOne(client, sink, keep, job.namespace, { podKey, podName, container, previous }))
+    for (const { container, why } of wanted.neverRan) tasks.push(() => noteNeverRan(sink, { podKey, podName, container, why }))
+  }
+  for (const result of await inOrder(tasks, LOG_READS_PER_JOB)) {
+    if ('file' in result) {
+      logs.files.push(result.file)
+      logs.tails?.push({ file: result.file.file, lines: result.lastLines })
+    } else if ('gone' in result) (logs.gone ??= []).push(result.gone)
+    else if ('neverRan' in result) neverRan.push(result.neverRan)
+    else logs.failures.push(result.failure)
   }
   return { logs, pods }
 }
@@ -180,19 +168,79 @@ function goneRefusal(e: unknown, previous: boolean): string | undefined {
   return /^previous terminated container "[^"]+" in pod "[^"]+" not found$/.test(message) ? message : undefined
 }
 
-/** Notes, in the log's place, that the node no longer has it (not a failure: no retry or wait can bring it back). */
-async function noteGone(
+/** How many of one Job's logs are read (and notes written) at once. */
+export const LOG_READS_PER_JOB = 4
+
+/** What one read or note came to: a saved file, a log the node no longer has, a container that never ran, or a failure. */
+type LogResult = { file: SavedLogFile; lastLines: string[] } | { gone: string } | { neverRan: string } | { failure: string }
+
+/** The results of `tasks`, at most `limit` running at once, in the tasks' order; the first that throws (the cluster unreachable) starts no more and is thrown. */
+async function inOrder<T>(tasks: (() => Promise<T>)[], limit: number): Promise<T[]> {
+  const results: T[] = new Array<T>(tasks.length)
+  let next = 0
+  let failed = false
+  const lane = async (): Promise<void> => {
+    while (!failed && next < tasks.length) {
+      const i = next++
+      try {
+        results[i] = await tasks[i]()
+      } catch (e) {
+        failed = true
+        throw e
+      }
+    }
+  }
+  const lanes = Array.from({ length: Math.min(limit, tasks.length) }, lane)
+  const settled = await Promise.allSettled(lanes)
+  const rejected = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected')
+  if (rejected) throw rejected.reason
+  return results
+}
+
+/** Reads one container's log (or its previous run) into the sink; never throws but for an unreachable cluster. */
+async function readOne(
+  client: JobsClient,
   sink: LogSink,
-  logs: HarvestedLogs,
-  gone: { podKey: string; podName: string; container: string; previous: boolean; said: string }
-): Promise<void> {
+  keep: LogKeep,
+  namespace: string,
+  run: { podKey: string; podName: string; container: string; previous: boolean }
+): Promise<LogResult> {
+  const { podKey, podName, container, previous } = run
+  const file = `${podKey}/${container}${previous ? '.previous' : ''}.log`
+  try {
+    const saved = await client.saveLog(namespace, podName, container, previous, keep, () => sink.open(file, TEXT))
+    return {
+      file: { file, bytes: saved.bytes, truncated: saved.truncated, logBytes: saved.logBytes, cutBytes: saved.cutBytes },
+      lastLines: saved.lastLines
+    }
+  } catch (e) {
+    if (e instanceof ClusterUnreachable) throw e
+    const gone = e instanceof LogGone ? e.message : goneRefusal(e, previous)
+    if (gone !== undefined) return noteGone(sink, { ...run, said: gone })
+    return { failure: `cannot save the log of ${podName}/${container}${previous ? ' (previous)' : ''}: ${whyNotSaved(e)}` }
+  }
+}
+
+/** Notes, in its log's place, that a container never ran (it has none). */
+async function noteNeverRan(sink: LogSink, c: { podKey: string; podName: string; container: string; why: string }): Promise<LogResult> {
+  const note = `job-sweeper: container ${c.container} of pod ${c.podName} never ran (${c.why}), so it has no log.\n`
+  try {
+    await writeText(sink, `${c.podKey}/${c.container}.never-ran.txt`, note, TEXT)
+    return { neverRan: `${c.podName}/${c.container} (${c.why})` }
+  } catch (e) {
+    return { failure: `cannot note that ${c.podName}/${c.container} never ran: ${whyNotSaved(e)}` }
+  }
+}
+
+/** Notes, in the log's place, that the node no longer has it (not a failure: no retry or wait can bring it back). */
+async function noteGone(sink: LogSink, gone: { podKey: string; podName: string; container: string; previous: boolean; said: string }): Promise<LogResult> {
   const run = gone.previous ? 'the previous run of container' : 'container'
   const note = `job-sweeper: the node no longer has the log of ${run} ${gone.container} of pod ${gone.podName}: the kubelet removed that container (it keeps only the newest run of each container of a finished pod), so it could not be saved. The kubelet said: ${gone.said}\n`
   try {
     await writeText(sink, `${gone.podKey}/${gone.container}${gone.previous ? '.previous' : ''}.gone.txt`, note, TEXT)
-    ;(logs.gone ??= []).push(`${gone.podName}/${gone.container}${gone.previous ? ' (previous run)' : ''}`)
+    return { gone: `${gone.podName}/${gone.container}${gone.previous ? ' (previous run)' : ''}` }
   } catch (e) {
-    logs.failures.push(`cannot note that the log of ${gone.podName}/${gone.container} is gone: ${whyNotSaved(e)}`)
+    return { failure: `cannot note that the log of ${gone.podName}/${gone.container} is gone: ${whyNotSaved(e)}` }
   }
 }
 
