@@ -2,11 +2,20 @@
 // flags of its own (it is not a phase of the action). Exit codes: 0 stopped (SIGTERM), 1 a watch
 // could not go on, 2 bad usage.
 import { parseArgs } from 'node:util'
+import { parentPort } from 'node:worker_threads'
 import { runCancellation } from '../cancel.ts'
 import { apiErrorMessage } from '../kube/errors.ts'
 import { runKeeper } from '../keeper.ts'
 import { letGo } from '../let-go.ts'
-import { KEEPER_DEFAULT_SELECTOR, KEEPER_FLAGS, parseKeeperSettings, type KeeperFlags, type KeeperSettings } from '../settings/keeper.ts'
+import {
+  KEEPER_DEFAULT_SELECTOR,
+  KEEPER_DEFAULT_SHUTDOWN_GRACE_SECONDS,
+  KEEPER_FLAGS,
+  KEEPER_STOP_MARGIN_SECONDS,
+  parseKeeperSettings,
+  type KeeperFlags,
+  type KeeperSettings
+} from '../settings/keeper.ts'
 import { SettingsError } from '../settings/inputs.ts'
 import { redact, secretMasker } from '../text/secrets.ts'
 
@@ -31,6 +40,10 @@ Logs:
   --hold-deadline DURATION  how long after a held Job's deletion was asked it is released even
                           if its logs could not be archived, with a Warning Event (default 1h)
   --concurrency N         Jobs archived at once, 1 to 64 (default 4)
+  --shutdown-grace DURATION  after SIGTERM, how long the archives in progress have to finish
+                          before it releases its Lease and exits 0 anyway (default ${KEEPER_DEFAULT_SHUTDOWN_GRACE_SECONDS}s; the
+                          process ends ${KEEPER_STOP_MARGIN_SECONDS}s after it: give the pod a terminationGracePeriodSeconds
+                          of at least this + ${2 * KEEPER_STOP_MARGIN_SECONDS}s)
 
 Serving:
   --listen HOST:PORT      /healthz, /readyz (every namespace listed), /metrics (Prometheus)
@@ -81,6 +94,8 @@ export async function keeperMain(argv: string[]): Promise<number> {
     process.stderr.write(`job-sweeper keeper: ${message}\nRun 'job-sweeper keeper --help' for usage.\n`)
     return 2
   }
+  // The launcher's hard stop after SIGTERM waits for the archives in progress, not its usual 6 s.
+  if (!settings.letGo) parentPort?.postMessage({ cancelDeadlineMs: (settings.shutdownGraceSeconds + KEEPER_STOP_MARGIN_SECONDS) * 1000 })
   try {
     if (settings.letGo) return await letGo(settings, { log: (line) => err(`${line}\n`), signal: runCancellation(), mask: (secret) => secretMasker.add(secret) })
     return await runKeeper(settings, {

@@ -28,7 +28,8 @@ export const CANCEL_DEADLINE_MS = 6_000
  * Runs the ES module `entry` with this process's arguments in a worker thread; its output is this
  * process's, and its exit code (process.exitCode, or 1 when it throws) becomes this process's.
  * Signals reach this thread only: SIGINT or SIGTERM is passed on to the engine (src/cancel.ts),
- * which stops and reports; a second signal, or CANCEL_DEADLINE_MS, ends the process anyway.
+ * which stops and reports; a second signal, or CANCEL_DEADLINE_MS (or the deadline the engine
+ * posted, `{ cancelDeadlineMs }`: the keeper's), ends the process anyway.
  */
 export function runEngine(entry: URL): void {
   // V8 reads this at each full collection, in every isolate, so it reaches the worker created next
@@ -43,6 +44,11 @@ export function runEngine(entry: URL): void {
     process.exitCode = 1
   })
   let cancelled = false
+  // The keeper says how long its stop may take (its --shutdown-grace, and time to release its Lease).
+  let deadlineMs = CANCEL_DEADLINE_MS
+  worker.on('message', (message: { cancelDeadlineMs?: unknown }) => {
+    if (typeof message?.cancelDeadlineMs === 'number' && message.cancelDeadlineMs > 0) deadlineMs = message.cancelDeadlineMs
+  })
   const stop = (why: string): void => {
     process.stderr.write(`job-sweeper: stopped ${why}, before the cancelled run had finished\n`)
     process.exit(1)
@@ -51,7 +57,7 @@ export function runEngine(entry: URL): void {
     if (cancelled) return stop(`at a second signal (${signal})`)
     cancelled = true
     worker.postMessage({ cancel: signal })
-    setTimeout(() => stop(`${CANCEL_DEADLINE_MS / 1000}s after ${signal}`), CANCEL_DEADLINE_MS).unref()
+    setTimeout(() => stop(`${deadlineMs / 1000}s after ${signal}`), deadlineMs).unref()
   }
   process.on('SIGINT', cancel)
   process.on('SIGTERM', cancel)

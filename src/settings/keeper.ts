@@ -27,6 +27,8 @@ export interface KeeperSettings {
   maxLogBytes: number
   /** Jobs archived at once. */
   concurrency: number
+  /** After SIGTERM, how long the archives in progress have to finish before the keeper releases its Lease and exits anyway. */
+  shutdownGraceSeconds: number
   /** Where its Lease is (one leader at a time); undefined: its kubeconfig context's namespace, in a pod its own. */
   leaseNamespace?: string
   /** Where /healthz, /readyz and /metrics are served (port 0: any free port, printed). */
@@ -38,6 +40,16 @@ export interface KeeperSettings {
   letGo: boolean
 }
 
+/** --shutdown-grace's default: the chart's terminationGracePeriodSeconds is this plus KEEPER_STOP_MARGIN_SECONDS. */
+export const KEEPER_DEFAULT_SHUTDOWN_GRACE_SECONDS = 20
+
+/**
+ * After --shutdown-grace, the time left to release the Lease and close: the launcher ends the process
+ * this long after the grace, and the pod's terminationGracePeriodSeconds must be longer (the chart's is
+ * grace + 2 × margin), so that SIGKILL never comes first.
+ */
+export const KEEPER_STOP_MARGIN_SECONDS = 5
+
 /** The flags as given (`--name value`), each at most once. */
 export type KeeperFlags = Partial<Record<KeeperFlag, string>>
 export const KEEPER_FLAGS = [
@@ -48,6 +60,7 @@ export const KEEPER_FLAGS = [
   'hold-deadline',
   'max-log-bytes',
   'concurrency',
+  'shutdown-grace',
   'listen',
   'lease-namespace',
   'kubeconfig',
@@ -92,6 +105,11 @@ export function parseKeeperSettings(
   const concurrency = Number(concurrencyText)
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) throw invalid('concurrency', concurrencyText, 'a whole number from 1 to 64')
 
+  const graceText = flags['shutdown-grace'] ?? `${KEEPER_DEFAULT_SHUTDOWN_GRACE_SECONDS}s`
+  const shutdownGraceSeconds = parseDuration(graceText)
+  if (shutdownGraceSeconds === undefined || shutdownGraceSeconds > 3600)
+    throw invalid('shutdown-grace', graceText, 'a duration of at most 1h like 20s, 2m, or seconds (0: stop at once)')
+
   const listenText = flags.listen ?? '0.0.0.0:8080'
   const match = /^(.*):(\d{1,5})$/.exec(listenText)
   const port = Number(match?.[2])
@@ -109,6 +127,7 @@ export function parseKeeperSettings(
     holdDeadlineSeconds,
     maxLogBytes,
     concurrency,
+    shutdownGraceSeconds,
     listen: { host: match[1] || '0.0.0.0', port },
     leaseNamespace,
     kubeconfig: kubeconfig ? readKubeconfigInput(kubeconfig, env, (p) => readFileSync(p, 'utf8'), existsSync) : undefined,

@@ -13,10 +13,13 @@ test('defaults: the Jobs post manages, a 1h hold, 10Mi a log, 4 at once, :8080',
     holdDeadlineSeconds: 3600,
     maxLogBytes: 10 * 1024 * 1024,
     concurrency: 4,
+    shutdownGraceSeconds: 20,
     listen: { host: '0.0.0.0', port: 8080 },
     letGo: false
   })
   expect(parseKeeperSettings({ ...base, 'let-go': true }, env).letGo).toBe(true)
+  expect(parseKeeperSettings({ ...base, 'shutdown-grace': '45' }, env).shutdownGraceSeconds).toBe(45)
+  expect(parseKeeperSettings({ ...base, 'shutdown-grace': '0s' }, env).shutdownGraceSeconds).toBe(0)
 })
 
 test('--all-namespaces: one watch of every namespace, instead of --namespace (not with it)', () => {
@@ -39,6 +42,8 @@ test.each<[string, KeeperFlags, string]>([
   ['a bad hold-deadline', { ...base, 'hold-deadline': 'soon' }, "Invalid --hold-deadline 'soon': expected a duration"],
   ['a bad concurrency', { ...base, concurrency: '0' }, "Invalid --concurrency '0': expected a whole number from 1 to 64"],
   ['a bad listen', { ...base, listen: '8080' }, "Invalid --listen '8080': expected host:port"],
+  ['a bad shutdown-grace', { ...base, 'shutdown-grace': 'later' }, "Invalid --shutdown-grace 'later': expected a duration of at most 1h"],
+  ['a shutdown-grace past 1h', { ...base, 'shutdown-grace': '2h' }, "Invalid --shutdown-grace '2h': expected a duration of at most 1h"],
   ['a tiny max-log-bytes', { ...base, 'max-log-bytes': '10' }, "Invalid --max-log-bytes '10'"]
 ])('%s: refused, naming the flag', (_name, flags, message) => {
   expect(() => parseKeeperSettings(flags, env)).toThrow(message)

@@ -10,20 +10,23 @@ import { CANCEL_DEADLINE_MS } from '../../src/launch/engine-thread.ts'
 
 const launcher = join(import.meta.dirname, '..', '..', 'src', 'launch', 'engine-thread.ts')
 
-/** Runs the launcher over an engine that never stops; sends `signals` once it is running. */
-async function runStubborn(signals: NodeJS.Signals[]): Promise<{ code: number | null; stderr: string; afterFirstMs: number }> {
+const STUBBORN = "import { parentPort } from 'node:worker_threads'\nparentPort.on('message', () => {})\nsetInterval(() => {}, 1000)\nconsole.log('running')\n"
+
+/** Runs the launcher (with `args`) over an engine (by default one that never stops); sends `signals` once it is running. */
+async function runStubborn(
+  signals: NodeJS.Signals[],
+  source = STUBBORN,
+  args: string[] = []
+): Promise<{ code: number | null; stderr: string; afterFirstMs: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'launcher-'))
   const engine = join(dir, 'engine.mjs')
-  writeFileSync(
-    engine,
-    "import { parentPort } from 'node:worker_threads'\nparentPort.on('message', () => {})\nsetInterval(() => {}, 1000)\nconsole.log('running')\n"
-  )
+  writeFileSync(engine, source)
   const main = join(dir, 'main.mjs')
   writeFileSync(
     main,
     `import { runEngine } from ${JSON.stringify(pathToFileURL(launcher).href)}\nrunEngine(new URL(${JSON.stringify(pathToFileURL(engine).href)}))\n`
   )
-  const child = spawn(process.execPath, [main], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [main, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
   let stderr = ''
   let first = 0
   child.stderr.on('data', (c: Buffer) => (stderr += c.toString()))
@@ -50,3 +53,19 @@ test(`one signal, and an engine that does not stop: the process ends ${CANCEL_DE
   expect(run.afterFirstMs).toBeGreaterThanOrEqual(CANCEL_DEADLINE_MS - 100)
   expect(run.afterFirstMs).toBeLessThan(7_500)
 })
+
+test('the keeper posts a longer deadline (its --shutdown-grace): a stop that takes 7 s after SIGTERM ends on its own, exit 0', async () => {
+  // As cli/keeper.ts does: the deadline first, then the work; at the cancel, 7 s of archiving left, then a clean end.
+  const keeper = [
+    "import { parentPort } from 'node:worker_threads'",
+    'parentPort.postMessage({ cancelDeadlineMs: 12000 })',
+    'const busy = setInterval(() => {}, 1000)',
+    "parentPort.on('message', () => setTimeout(() => { clearInterval(busy); parentPort.unref(); process.exitCode = 0 }, 7000))",
+    "console.log('running')",
+    ''
+  ].join('\n')
+  const run = await runStubborn(['SIGTERM'], keeper, ['keeper'])
+  expect(run.stderr).toBe('')
+  expect(run.code).toBe(0)
+  expect(run.afterFirstMs).toBeGreaterThanOrEqual(7_000 - 100)
+}, 20_000)

@@ -140,6 +140,7 @@ describe('the keeper’s loop (runKeeper over the fake client and a store that t
     holdDeadlineSeconds: 3600,
     maxLogBytes: 1_000_000,
     concurrency: 2,
+    shutdownGraceSeconds: 20,
     leaseNamespace: 'prod',
     listen: { host: '127.0.0.1', port: 0 },
     letGo: false
