@@ -24,14 +24,14 @@ import type { KeeperSettings } from './settings/keeper.ts'
 import { logsWhere } from './settings/logs-dir.ts'
 import { matchesSelector } from './settings/selector.ts'
 import { openLogSink } from './store/open.ts'
-import type { LogSink } from './store/sink.ts'
+import { writeText, type LogSink } from './store/sink.ts'
 import { unionByFile, type SavedLogFile } from './execute/logs.ts'
 import PQueue from 'p-queue'
 
 export interface KeeperOptions {
   /** One line of what it did (a Job held, archived, let go), for the pod's log. */
   log: (line: string) => void
-  /** Aborted on SIGTERM or SIGINT: the keeper stops (an archive in progress is done again at the next start). */
+  /** Aborted on SIGTERM or SIGINT: the keeper takes no new work, gives what is in progress --shutdown-grace to finish, releases its Lease and stops. */
   signal: AbortSignal
   /** Each credential a request carries, to mask it. */
   mask: (secret: string) => void
@@ -63,11 +63,28 @@ interface Entry {
   earlier: SavedLogFile[]
   savedFor?: string
   timer?: NodeJS.Timeout
+  /** When it was last added to the work queue (the queue's wait histogram). */
+  addedAt?: number
 }
 
 const RETRY_MIN_MS = 2_000
 const RETRY_MAX_MS = 60_000
 const GAUGE_EVERY_MS = 5_000
+const STORE_PROBE_EVERY_MS = 10_000
+
+/**
+ * What the keeper writes at its start to learn that the store takes its writes (the policy allows a
+ * PUT and nothing else: no read, no listing). Top-level, with a dot no namespace's name can have, so
+ * it is no Job's; the same key each start, overwritten.
+ */
+export const STORE_PROBE_KEY = 'job-sweeper-keeper.probe'
+
+/** Whether `promise` settled within `ms` (it goes on either way). */
+async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)))
+  return Promise.race([promise.then(() => true), late]).finally(() => clearTimeout(timer))
+}
 
 const jobName = (job: JobRecord): string => `${job.metadata?.namespace}/${job.metadata?.name}`
 
@@ -121,11 +138,16 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
     }
     clearTimeout(entry.timer)
     entry.queued = true
+    entry.addedAt = performance.now()
+    metrics.workqueue.adds.inc()
     void queue.add(() => work(uid, entry))
   }
 
   /** Tries again after the entry's backoff, but not past the hold's end (then it gives up). */
   const retryLater = (uid: string, entry: Entry, job: JobRecord): void => {
+    // Stopping: no timer to keep the process alive; the next leader picks it up.
+    if (stopping) return
+    metrics.workqueue.retries.inc()
     const ends = holdEndsAt(job, settings.holdDeadlineSeconds)
     const delay = Math.min(entry.retryMs, ends === undefined ? Infinity : Math.max(0, ends - Date.now()))
     entry.retryMs = Math.min(entry.retryMs * 2, RETRY_MAX_MS)
@@ -137,6 +159,8 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
 
   async function work(uid: string, entry: Entry): Promise<void> {
     entry.again = false
+    const started = performance.now()
+    metrics.workqueue.queueSeconds.observe((started - (entry.addedAt ?? started)) / 1000)
     let job: JobRecord | undefined
     try {
       // The informer's copy: every write carries its resourceVersion, and a conflict reads the Job again.
@@ -228,6 +252,7 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
       log(`could not act on ${entry.namespace}/${entry.name}, trying again: ${apiErrorMessage(e)}`)
       if (job) retryLater(uid, entry, job)
     } finally {
+      metrics.workqueue.workSeconds.observe((performance.now() - started) / 1000)
       entry.queued = false
       const current = seen.get(uid)
       if (entry.again && current && !stopping) enqueue(current)
@@ -240,6 +265,7 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
     metrics.apiRequests.inc(client.requests - counted)
     counted = client.requests
     metrics.queueDepth.set(queue.size + queue.pending)
+    metrics.workqueue.depth.set(queue.size)
     const now = Date.now()
     let oldest = 0
     for (const job of seen.values()) {
@@ -248,10 +274,33 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
     }
     metrics.oldestUnarchived.set(oldest)
   }
+  // The store as its first write found it: /readyz says not ready while it refuses (a wrong bucket,
+  // keys, or policy) or does not answer, and the probe is tried again until it is taken.
+  let storeProblem: string | undefined = 'not written to yet'
+  let probeTimer: NodeJS.Timeout | undefined
+  const probeStore = async (): Promise<void> => {
+    const text = `${JSON.stringify({ keeper: identity, at: new Date().toISOString() })}\n`
+    try {
+      await writeText(sink, STORE_PROBE_KEY, text, 'application/json')
+      if (storeProblem !== undefined && storeProblem !== 'not written to yet') log(`keeper: logs-dir ${where} takes writes now`)
+      storeProblem = undefined
+    } catch (e) {
+      const message = (e as Error).message
+      if (storeProblem !== message)
+        log(`keeper: not ready: logs-dir ${where} did not take ${STORE_PROBE_KEY}: ${message}; trying again every ${STORE_PROBE_EVERY_MS / 1000}s`)
+      storeProblem = message
+      if (!stopping) probeTimer = setTimeout(() => void probeStore(), STORE_PROBE_EVERY_MS)
+    }
+  }
+  const readiness = (): { ready: boolean; words: string } => {
+    if (storeProblem !== undefined) return { ready: false, words: `logs-dir ${where} cannot be written: ${storeProblem}` }
+    if (!leading) return { ready: true, words: 'ok: standby' }
+    return informers.every((i) => i.synced) ? { ready: true, words: 'ok: leader' } : { ready: false, words: 'leader, informers not synced' }
+  }
   let leading = false
   let server: Server
   try {
-    server = await serve(settings, metrics, refreshGauges, () => (leading ? (informers.every((i) => i.synced) ? 'leader' : undefined) : 'standby'))
+    server = await serve(settings, metrics, refreshGauges, readiness)
   } catch (e) {
     // An address in use: the keeper exits (its pod restarts) rather than run unseen, never taking its Lease.
     await sink.close()
@@ -268,6 +317,7 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
   )
   signal.addEventListener('abort', () => stop(), { once: true })
   if (signal.aborted) stop()
+  const probed = probeStore()
 
   // One leader at a time: the Lease job-sweeper-keeper in the keeper's own namespace, not in one it
   // keeps (a namespace's deletion deletes its Leases: the leader would lose its Lease and stop
@@ -329,13 +379,26 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
   }
 
   await stopped
+  // No new work: the informers stop, what waits in the queue or for a retry is left to the next
+  // leader; what is in progress has --shutdown-grace to finish, within the pod's grace period (the
+  // launcher's own bound is this plus KEEPER_STOP_MARGIN_SECONDS, cli/keeper.ts).
   stopping = true
   clearInterval(gauges)
+  clearTimeout(probeTimer)
   for (const informer of informers) informer.stop()
   for (const entry of entries.values()) clearTimeout(entry.timer)
   queue.clear()
-  await queue.onIdle()
+  const inProgress = queue.pending
+  if (inProgress > 0) {
+    log(`keeper: stopping: ${inProgress} Job(s) being worked on, waiting up to --shutdown-grace ${settings.shutdownGraceSeconds}s`)
+    if (!(await settlesWithin(queue.onIdle(), settings.shutdownGraceSeconds * 1000)))
+      log(`keeper: stopping: ${queue.pending} Job(s) still being worked on after --shutdown-grace ${settings.shutdownGraceSeconds}s, left to the next leader`)
+  }
+  await settlesWithin(probed, 1_000)
   await leases?.release()
+  metrics.leader.set(0)
+  // What is still in progress ends with its requests.
+  leaseLost.abort(new RunCancelled('the keeper stopped'))
   await closeAll(server, sink, client)
   if (fatal) {
     log(`keeper: stopped: ${fatal.message}`)
@@ -345,14 +408,14 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
   return 0
 }
 
-/** /healthz (the process answers), /readyz (a standby, or the leader once every namespace's first list is in), /metrics. */
-function serve(settings: KeeperSettings, metrics: KeeperMetrics, refresh: () => void, ready: () => 'leader' | 'standby' | undefined): Promise<Server> {
+/** /healthz (the process answers), /readyz (the store took the probe, and a standby or the leader once every namespace's first list is in), /metrics. */
+function serve(settings: KeeperSettings, metrics: KeeperMetrics, refresh: () => void, ready: () => { ready: boolean; words: string }): Promise<Server> {
   const server = createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0]
     if (path === '/healthz') return void res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n')
     if (path === '/readyz') {
       const state = ready()
-      return void res.writeHead(state ? 200 : 503, { 'content-type': 'text/plain' }).end(state ? `ok: ${state}\n` : 'leader, informers not synced\n')
+      return void res.writeHead(state.ready ? 200 : 503, { 'content-type': 'text/plain' }).end(`${state.words}\n`)
     }
     if (path === '/metrics') {
       refresh()

@@ -6,6 +6,9 @@
 // (`process_cpu_seconds_total`, `nodejs_…`), which dashboards and alerts expect.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 
+/** client-go's workqueue buckets (10 µs to 1000 s, ×10), to 1000 s: an archive of large logs takes minutes. */
+const WORKQUEUE_BUCKETS = [0.00001, 0.0001, 0.001, 0.01, 0.1, 1, 10, 100, 1000]
+
 export class KeeperMetrics {
   readonly registry = new Registry()
   readonly archived = new Counter({
@@ -59,6 +62,32 @@ export class KeeperMetrics {
     buckets: [1, 2, 5, 10, 30, 60, 120, 300, 900, 3600],
     registers: [this.registry]
   })
+
+  /**
+   * The work queue's, as client-go's workqueue names them (`workqueue_depth`, `_adds_total`,
+   * `_queue_duration_seconds`, `_work_duration_seconds`, `_retries_total`), under the keeper's prefix.
+   */
+  readonly workqueue = {
+    depth: new Gauge({ name: 'job_sweeper_keeper_workqueue_depth', help: 'Jobs waiting in the work queue (not being worked on)', registers: [this.registry] }),
+    adds: new Counter({ name: 'job_sweeper_keeper_workqueue_adds_total', help: 'Jobs added to the work queue', registers: [this.registry] }),
+    retries: new Counter({
+      name: 'job_sweeper_keeper_workqueue_retries_total',
+      help: 'Jobs put back to be tried again after a backoff',
+      registers: [this.registry]
+    }),
+    queueSeconds: new Histogram({
+      name: 'job_sweeper_keeper_workqueue_queue_duration_seconds',
+      help: 'Seconds a Job waited in the work queue before it was worked on',
+      buckets: WORKQUEUE_BUCKETS,
+      registers: [this.registry]
+    }),
+    workSeconds: new Histogram({
+      name: 'job_sweeper_keeper_workqueue_work_duration_seconds',
+      help: 'Seconds one piece of work on a Job took (a hold, a save, an archive, a release)',
+      buckets: WORKQUEUE_BUCKETS,
+      registers: [this.registry]
+    })
+  }
 
   constructor() {
     collectDefaultMetrics({ register: this.registry })

@@ -1,7 +1,8 @@
 // The keeper's loop (src/keeper.ts runKeeper) over the fake JobsClient and an in-memory store:
 // the real informer, Lease, queue and plan, with the client and the sink swapped (options.connect).
 import type { V1Job } from '@kubernetes/client-node'
-import { runKeeper, type KeeperClient } from '../../src/keeper.ts'
+import { runKeeper, STORE_PROBE_KEY, type KeeperClient } from '../../src/keeper.ts'
+import { KEEPER_LEASE } from '../../src/kube/lease.ts'
 import { realClock } from '../../src/kube/clock.ts'
 import { LOGS_FINALIZER } from '../../src/plan/keeper.ts'
 import { KEEPER_DEFAULT_SELECTOR, type KeeperSettings } from '../../src/settings/keeper.ts'
@@ -18,6 +19,7 @@ const settings: KeeperSettings = {
   holdDeadlineSeconds: 3600,
   maxLogBytes: 1_000_000,
   concurrency: 2,
+  shutdownGraceSeconds: 20,
   leaseNamespace: 'prod',
   listen: { host: '127.0.0.1', port: 0 },
   letGo: false
@@ -163,8 +165,146 @@ test('a failed Job whose pod was gone before any archive: archived `incomplete` 
     const metrics = await (await fetch(`http://${address}/metrics`)).text()
     expect(metrics).toMatch(/^job_sweeper_keeper_archives_incomplete_total\{reason="pod_gone"\} 1$/m)
     expect(metrics).toMatch(/^job_sweeper_keeper_jobs_archived_total 2$/m)
+    // The work queue's, as client-go's: each Job added, waited, worked on (2 holds… at least the 2 archives).
+    const count = (name: string): number => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(metrics)?.[1] ?? -1)
+    expect(count('job_sweeper_keeper_workqueue_adds_total')).toBeGreaterThanOrEqual(2)
+    expect(count('job_sweeper_keeper_workqueue_queue_duration_seconds_count')).toBe(count('job_sweeper_keeper_workqueue_adds_total'))
+    expect(count('job_sweeper_keeper_workqueue_work_duration_seconds_count')).toBe(count('job_sweeper_keeper_workqueue_adds_total'))
+    expect(metrics).toMatch(/^job_sweeper_keeper_workqueue_work_duration_seconds_bucket\{le="1000"\} \d+$/m)
+    expect(count('job_sweeper_keeper_workqueue_depth')).toBe(0)
+    expect(count('job_sweeper_keeper_workqueue_retries_total')).toBe(0)
   } finally {
     stop.abort()
     expect(await ran).toBe(0)
   }
 }, 30_000)
+
+/** A failed, held Job with one failed pod whose log is `log`. */
+function failedWithPod(fake: FakeJobsClient, name: string, log: string, labels: Record<string, string> = { 'job-sweeper.io/managed': 'true' }): V1Job {
+  const shape = newJob({ name, status: 'failed', labels, finalizers: [LOGS_FINALIZER] })
+  const job = fake.create({ ...shape, status: { ...shape.status, failed: 1 } })
+  const ended = running(30)
+  fake.addPod(job, { ...ended, metadata: { ...ended.metadata, name: `${name}-abc` }, status: { ...ended.status, phase: 'Failed' } }, { migrate: log })
+  return job
+}
+
+test('SIGTERM: no new work, an archive in progress finishes, one that cannot is left after --shutdown-grace; the Lease is released, exit 0', async () => {
+  const fake = new FakeJobsClient(realClock)
+  const client = Object.assign(fake, { close: async () => undefined }) as KeeperClient
+  failedWithPod(fake, 'slow', 'slow\n')
+  failedWithPod(fake, 'stuck', 'stuck\n')
+  // A decoy outside the selector: never worked on.
+  failedWithPod(fake, 'other', 'other\n', { app: 'other' })
+  const store = memoryStore(() => undefined)
+  // The two logs' writes wait: slow's until the test lets it go (after SIGTERM), stuck's past the
+  // keeper's stop (then let go, so that the fake's log stream ends).
+  const started = new Set<string>()
+  let finishSlow: () => void = () => undefined
+  const slowGate = new Promise<void>((resolve) => (finishSlow = resolve))
+  let finishStuck: () => void = () => undefined
+  const stuckGate = new Promise<void>((resolve) => (finishStuck = resolve))
+  const sink: LogSink = {
+    ...store.sink,
+    open: async (key, type) => {
+      const object = await store.sink.open(key, type)
+      if (!key.endsWith('/migrate.log')) return object
+      return {
+        ...object,
+        write: async (body) => {
+          started.add(key)
+          await (key.includes('/slow/') ? slowGate : stuckGate)
+          await object.write(body)
+        }
+      }
+    }
+  }
+  const lines: string[] = []
+  const stop = new AbortController()
+  const ran = runKeeper(
+    { ...settings, shutdownGraceSeconds: 2 },
+    { log: (line) => lines.push(line), signal: stop.signal, mask: () => undefined, connect: () => ({ client, sink }) }
+  )
+  await within(
+    until(
+      () => started.size,
+      (n) => n === 2
+    ),
+    15_000,
+    () => `both archives started; keeper said: ${lines.join(' | ')}`
+  )
+  expect(fake.lease('prod', KEEPER_LEASE)?.spec?.holderIdentity).toBeTruthy()
+  const sigterm = Date.now()
+  stop.abort()
+  setTimeout(finishSlow, 300)
+  expect(await within(ran, 8_000, () => `the keeper to stop; it said: ${lines.join(' | ')}`)).toBe(0)
+  const took = Date.now() - sigterm
+  expect(took).toBeGreaterThanOrEqual(2_000 - 50)
+  expect(took).toBeLessThan(4_000)
+  const state = (name: string): string | undefined => fake.job('prod', name)?.metadata?.annotations?.['job-sweeper.io/logs-state']
+  expect(state('slow')).toBe('complete')
+  expect(JSON.parse(await store.stored('prod/slow/uid-slow/job.json'))).toMatchObject({ state: 'complete' })
+  expect(state('stuck')).toBeUndefined()
+  expect(fake.job('prod', 'stuck')?.metadata?.finalizers).toEqual([LOGS_FINALIZER])
+  expect(lines).toContain('keeper: stopping: 2 Job(s) being worked on, waiting up to --shutdown-grace 2s')
+  expect(lines).toContain('keeper: stopping: 1 Job(s) still being worked on after --shutdown-grace 2s, left to the next leader')
+  expect(fake.lease('prod', KEEPER_LEASE)).toBeUndefined()
+  expect(fake.job('prod', 'other')?.metadata?.finalizers).toEqual([LOGS_FINALIZER])
+  expect(fake.callsOf('saveLog').filter(([log]) => String(log).startsWith('prod/other-'))).toEqual([])
+  finishStuck()
+}, 30_000)
+
+test('/readyz: 503 naming the store while it refuses the probe write, 200 once it takes it (tried again every 10 s)', async () => {
+  const fake = new FakeJobsClient(realClock)
+  const client = Object.assign(fake, { close: async () => undefined }) as KeeperClient
+  // A decoy: a held Job still running: not archived, kept held.
+  fake.create(newJob({ name: 'running', status: 'running', labels: { 'job-sweeper.io/managed': 'true' }, finalizers: [LOGS_FINALIZER] }))
+  let refusing = true
+  const store = memoryStore((key) => (key === STORE_PROBE_KEY && refusing ? '403 AccessDenied: not allowed on bucket logs' : undefined))
+  const lines: string[] = []
+  let address = ''
+  const stop = new AbortController()
+  const ran = runKeeper(settings, {
+    log: (line) => lines.push(line),
+    signal: stop.signal,
+    mask: () => undefined,
+    serving: (a) => (address = a),
+    connect: () => ({ client, sink: store.sink })
+  })
+  const readyz = async (): Promise<string> => {
+    const res = await fetch(`http://${address}/readyz`)
+    return `${res.status} ${await res.text()}`
+  }
+  try {
+    await within(
+      until(
+        () => store.refused.length,
+        (n) => n > 0
+      ),
+      15_000,
+      () => `the probe refused; keeper said: ${lines.join(' | ')}`
+    )
+    // Leading and synced, the store still refusing: not ready, saying why.
+    await within(
+      until(
+        () => fake.lease('prod', KEEPER_LEASE),
+        (l) => l !== undefined
+      ),
+      15_000,
+      () => 'the Lease taken'
+    )
+    expect(await readyz()).toBe(`503 logs-dir /archive cannot be written: cannot write ${STORE_PROBE_KEY}: 403 AccessDenied: not allowed on bucket logs\n`)
+    expect(lines).toContain(
+      `keeper: not ready: logs-dir /archive did not take ${STORE_PROBE_KEY}: cannot write ${STORE_PROBE_KEY}: 403 AccessDenied: not allowed on bucket logs; trying again every 10s`
+    )
+    refusing = false
+    expect(JSON.parse(await within(store.stored(STORE_PROBE_KEY), 15_000, () => 'the probe taken on its retry'))).toMatchObject({ keeper: expect.any(String) })
+    // Ready at the next answer (the probe's write was the last thing it waited for).
+    expect(await readyz()).toBe('200 ok: leader\n')
+    expect(lines).toContain('keeper: logs-dir /archive takes writes now')
+    expect(fake.job('prod', 'running')?.metadata?.finalizers).toEqual([LOGS_FINALIZER])
+    expect(fake.job('prod', 'running')?.metadata?.annotations?.['job-sweeper.io/logs-state']).toBeUndefined()
+  } finally {
+    stop.abort()
+    expect(await ran).toBe(0)
+  }
+}, 40_000)
