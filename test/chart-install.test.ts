@@ -156,6 +156,33 @@ test('the scope is asked for: no namespaces and no allNamespaces is refused nami
   )
 })
 
+test('keeper.shutdownGraceSeconds: the keeper gets it as --shutdown-grace, and its pod a terminationGracePeriodSeconds 10 s longer (the launcher ends it 5 s after the grace)', () => {
+  const keeperPod = (...sets: string[]): V1Deployment['spec'] => {
+    const out = helm(
+      'template',
+      'x',
+      chart,
+      '--kube-version',
+      pinnedKubernetesVersion(),
+      ...['namespaces={jobs}', 'keeper.enabled=true', 'logs.s3=s3://archive/jobs', ...sets].flatMap((s) => ['--set', s])
+    )
+    expect(out.code).toBe(0)
+    return (documents(out.stdout).find((d) => d.kind === 'Deployment') as unknown as V1Deployment).spec
+  }
+  for (const [sets, grace] of [
+    [[], 20],
+    [['keeper.shutdownGraceSeconds=45'], 45]
+  ] as const) {
+    const spec = keeperPod(...sets)?.template.spec
+    expect(spec?.terminationGracePeriodSeconds).toBe(grace + 10)
+    const args = spec?.containers[0].args ?? []
+    expect(args[args.indexOf('--shutdown-grace') + 1]).toBe(`${grace}s`)
+  }
+  const bad = helm('template', 'x', chart, '--kube-version', pinnedKubernetesVersion(), '--set', 'namespaces={jobs}', '--set', 'keeper.shutdownGraceSeconds=-1')
+  expect(bad.code).not.toBe(0)
+  expect(bad.stderr).toContain("at '/keeper/shutdownGraceSeconds': minimum: got -1, want 0")
+})
+
 test('scripts/chart-package.sh packages a copy with the release’s version and the image by its digest, and leaves the chart as it was', () => {
   const before = readFileSync(join(chart, 'values.yaml'), 'utf8')
   const digest = `sha256:${'fedcba9876543210'.repeat(4)}`
