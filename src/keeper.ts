@@ -276,24 +276,25 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
   }
   // The store as its first write found it: /readyz says not ready while it refuses (a wrong bucket,
   // keys, or policy) or does not answer, and the probe is tried again until it is taken.
-  let storeProblem: string | undefined = 'not written to yet'
+  const unanswered = 'the probe write at start not answered yet'
+  let storeProblem: string | undefined = unanswered
   let probeTimer: NodeJS.Timeout | undefined
   const probeStore = async (): Promise<void> => {
     const text = `${JSON.stringify({ keeper: identity, at: new Date().toISOString() })}\n`
     try {
       await writeText(sink, STORE_PROBE_KEY, text, 'application/json')
-      if (storeProblem !== undefined && storeProblem !== 'not written to yet') log(`keeper: logs-dir ${where} takes writes now`)
+      if (storeProblem !== undefined && storeProblem !== unanswered) log(`keeper: logs-dir ${where} takes writes now`)
       storeProblem = undefined
     } catch (e) {
-      const message = (e as Error).message
+      const message = `cannot be written: ${(e as Error).message}`
       if (storeProblem !== message)
-        log(`keeper: not ready: logs-dir ${where} did not take ${STORE_PROBE_KEY}: ${message}; trying again every ${STORE_PROBE_EVERY_MS / 1000}s`)
+        log(`keeper: not ready: logs-dir ${where} ${message} (${STORE_PROBE_KEY}); trying again every ${STORE_PROBE_EVERY_MS / 1000}s`)
       storeProblem = message
       if (!stopping) probeTimer = setTimeout(() => void probeStore(), STORE_PROBE_EVERY_MS)
     }
   }
   const readiness = (): { ready: boolean; words: string } => {
-    if (storeProblem !== undefined) return { ready: false, words: `logs-dir ${where} cannot be written: ${storeProblem}` }
+    if (storeProblem !== undefined) return { ready: false, words: `logs-dir ${where}: ${storeProblem}` }
     if (!leading) return { ready: true, words: 'ok: standby' }
     return informers.every((i) => i.synced) ? { ready: true, words: 'ok: leader' } : { ready: false, words: 'leader, informers not synced' }
   }

@@ -292,9 +292,9 @@ test('/readyz: 503 naming the store while it refuses the probe write, 200 once i
       15_000,
       () => 'the Lease taken'
     )
-    expect(await readyz()).toBe(`503 logs-dir /archive cannot be written: cannot write ${STORE_PROBE_KEY}: 403 AccessDenied: not allowed on bucket logs\n`)
+    expect(await readyz()).toBe(`503 logs-dir /archive: cannot be written: cannot write ${STORE_PROBE_KEY}: 403 AccessDenied: not allowed on bucket logs\n`)
     expect(lines).toContain(
-      `keeper: not ready: logs-dir /archive did not take ${STORE_PROBE_KEY}: cannot write ${STORE_PROBE_KEY}: 403 AccessDenied: not allowed on bucket logs; trying again every 10s`
+      `keeper: not ready: logs-dir /archive cannot be written: cannot write ${STORE_PROBE_KEY}: 403 AccessDenied: not allowed on bucket logs (${STORE_PROBE_KEY}); trying again every 10s`
     )
     refusing = false
     expect(JSON.parse(await within(store.stored(STORE_PROBE_KEY), 15_000, () => 'the probe taken on its retry'))).toMatchObject({ keeper: expect.any(String) })
