@@ -317,7 +317,7 @@ describeOnRealNode('job-sweeper from its image on the real node', () => {
       (j) => j?.metadata?.annotations?.['job-sweeper.io/logs'] !== undefined,
       90_000
     )
-    expect(archived?.metadata?.annotations?.['job-sweeper.io/logs']).toBe(`s3://${cluster.s3.bucket}/${prefix}/${ns}/app-migrate/`)
+    expect(archived?.metadata?.annotations?.['job-sweeper.io/logs']).toBe(`s3://${cluster.s3.bucket}/${prefix}/${ns}/app-migrate/${job.metadata?.uid}/`)
     expect(archived?.metadata?.finalizers ?? []).not.toContain('job-sweeper.io/logs')
     await eventually(
       'its TTL to delete it',

@@ -313,7 +313,12 @@ test('two keepers: one leads (its Lease job-sweeper-keeper in its own namespace)
       () => getJob(ns, 'app-migrate'),
       (j) => j?.metadata?.annotations?.[ARCHIVE_ANNOTATION.where] !== undefined
     )
-    expect(keeper.output()).toContain(`archived ${ns}/app-migrate`)
+    // The annotation is the archive's last write; the keeper says so just after: awaited, not assumed.
+    await eventually(
+      'the leader to say it archived it',
+      async () => keeper.output(),
+      (out) => out.includes(`archived ${ns}/app-migrate`)
+    )
     expect(standby.output()).not.toContain('archived')
 
     expect(await keeper.stop()).toBe(0)
@@ -328,7 +333,11 @@ test('two keepers: one leads (its Lease job-sweeper-keeper in its own namespace)
       () => getJob(ns, 'app-seed'),
       (j) => j?.metadata?.annotations?.[ARCHIVE_ANNOTATION.where] !== undefined
     )
-    expect(standby.output()).toContain(`archived ${ns}/app-seed`)
+    await eventually(
+      'the new leader to say it archived it',
+      async () => standby.output(),
+      (out) => out.includes(`archived ${ns}/app-seed`)
+    )
   } finally {
     expect(await standby.stop()).toBe(0)
   }
@@ -997,6 +1006,48 @@ test('a pod someone labelled with a Job’s uid, not created by its Job: not one
   expect(JSON.stringify(saved.jobFile)).not.toContain('planted')
 }, 90_000)
 
+test('Jobs created already carrying the keeper’s note (copied from a template: another uid; an earlier keeper’s: no uid) are held and archived under their own uid, nothing written where the copied note points; a Job with no note beside them, the same (control)', async () => {
+  const prefix = `keeper-noted-${ns}`
+  const note = (where: string): Record<string, string> => ({
+    [ARCHIVE_ANNOTATION.where]: where,
+    [ARCHIVE_ANNOTATION.state]: 'complete',
+    [ARCHIVE_ANNOTATION.at]: '2026-12-01T00:00:00.000Z'
+  })
+  const copiedTo = `${prefix}/${ns}/app-migrate/uid-of-the-template/`
+  const created = {
+    'app-migrate': await createJob({ namespace: ns, name: 'app-migrate', behaviour: 'fail', labels: managed, annotations: note(`s3://${bucket}/${copiedTo}`) }),
+    'app-seed': await createJob({
+      namespace: ns,
+      name: 'app-seed',
+      behaviour: 'fail',
+      labels: managed,
+      annotations: note(`s3://${bucket}/${prefix}/${ns}/app-seed/`)
+    }),
+    'app-report': await createJob({ namespace: ns, name: 'app-report', behaviour: 'fail', labels: managed })
+  }
+  keeper = await startKeeper(ns, ['--logs-dir', `s3://${bucket}/${prefix}`, '--s3-endpoint', endpoint])
+  for (const [name, job] of Object.entries(created)) {
+    const uid = job.metadata?.uid ?? ''
+    const archived = await eventually(
+      `${name} archived under its uid and released`,
+      () => getJob(ns, name),
+      (j) =>
+        j?.metadata?.annotations?.[ARCHIVE_ANNOTATION.where] === `s3://${bucket}/${prefix}/${ns}/${name}/${uid}/` &&
+        !j.metadata?.finalizers?.includes(LOGS_FINALIZER),
+      60_000
+    )
+    expect([name, archived?.metadata?.annotations?.[ARCHIVE_ANNOTATION.state]]).toEqual([name, 'complete'])
+    const saved = await inBucket(prefix, ns, name, 'main', uid)
+    expect([name, saved.folder, saved.jobFile?.uid, saved.log !== '']).toEqual([name, `${prefix}/${ns}/${name}/${uid}/`, uid, true])
+  }
+  const client = s3()
+  try {
+    expect(await keysUnder(client, bucket, copiedTo)).toEqual([]) // where the copied note pointed: nothing written there
+  } finally {
+    client.destroy()
+  }
+}, 120_000)
+
 test('docs/keeper.md’s command removes the keeper’s finalizer by hand (the keeper gone for good) and leaves other finalizers', async () => {
   keeper = await startKeeper(ns, ['--logs-dir', 's3://nowhere/logs', '--s3-endpoint', `http://127.0.0.1:${await closedPort()}`])
   await createJob({ namespace: ns, name: 'app-migrate', behaviour: 'fail', labels: managed })
@@ -1132,3 +1183,60 @@ test('a sweep over a Job the keeper archived saves nothing over its archive (job
     store.destroy()
   }
 }, 120_000)
+
+test('SIGTERM while an archive’s upload is slow (8 s): the keeper takes no new work, lets the archive finish past the launcher’s usual 6 s, releases its Lease and exits 0', async () => {
+  const prefix = `keeper-sigterm-${ns}`
+  const proxy = await startStoreProxy(endpoint)
+  try {
+    keeper = await startKeeper(ns, ['--logs-dir', `s3://${bucket}/${prefix}`, '--s3-endpoint', proxy.url, '--shutdown-grace', '20s'])
+    const stopping = keeper
+    let sigtermAt = 0
+    proxy.onRequest = (seen) => {
+      // The log's upload takes 8 s; SIGTERM comes as it starts (a rollout mid-archive).
+      if (sigtermAt === 0 && /^PUT \S+\/main\.log/.test(seen[seen.length - 1])) {
+        proxy.delayMs = 8_000
+        sigtermAt = Date.now()
+        stopping.child.kill('SIGTERM')
+      }
+    }
+    await createJob({ namespace: ns, name: 'app-migrate', behaviour: 'fail', runFor: '2s', labels: managed })
+    const code = await eventually(
+      'the keeper to exit after SIGTERM',
+      async () => stopping.child.exitCode,
+      (c) => c !== null,
+      90_000
+    )
+    const took = Date.now() - sigtermAt
+    expect([code, stopping.output()]).toEqual([0, expect.stringContaining('keeper: stopping: 1 Job(s) being worked on, waiting up to --shutdown-grace 20s')])
+    expect(stopping.output()).toContain(`archived ${ns}/app-migrate`)
+    expect(stopping.output()).not.toContain('before the cancelled run had finished')
+    expect(took).toBeGreaterThanOrEqual(7_500)
+    expect((await getJob(ns, 'app-migrate'))?.metadata?.annotations?.[ARCHIVE_ANNOTATION.where]).toBeDefined()
+    expect((await inBucket(prefix, ns, 'app-migrate')).keys.some((k) => k.endsWith('/main.log'))).toBe(true)
+    // Its Lease released at the stop, not left to expire.
+    const lease = await kubeConfig()
+      .makeApiClient(CoordinationV1Api)
+      .readNamespacedLease({ namespace: otherNs, name: 'job-sweeper-keeper' })
+      .then(
+        () => 'there',
+        (e: { code?: number }) => e.code
+      )
+    expect(lease).toBe(404)
+  } finally {
+    await proxy.close()
+  }
+}, 150_000)
+
+test('/readyz says not ready, naming the store, while the store does not answer the probe write at start; /healthz answers', async () => {
+  keeper = await startKeeper(ns, ['--logs-dir', 's3://nowhere/logs', '--s3-endpoint', `http://127.0.0.1:${await closedPort()}`])
+  const ready = await eventually(
+    '/readyz to say the store cannot be written',
+    () => get(keeper as Keeper, '/readyz'),
+    (r) => r.text.startsWith('logs-dir s3://nowhere/logs: cannot be written: '),
+    60_000
+  )
+  expect(ready.status).toBe(503)
+  expect((await get(keeper, '/healthz')).status).toBe(200)
+  expect(keeper.output()).toContain('keeper: not ready: logs-dir s3://nowhere/logs cannot be written: ')
+  expect(await keeper.stop()).toBe(0)
+}, 90_000)
