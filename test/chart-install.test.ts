@@ -403,7 +403,8 @@ test('logs.s3: the CronJob’s sweep saves the failed Job’s log and job.json t
 })
 
 test('logs.persistence: a claim the chart creates (kept on uninstall), mounted at /logs, where the sweep saves the logs; or a claim of yours; never with a bucket too', async () => {
-  const render = (...sets: string[]) => helm('template', 'x', chart, '--kube-version', pinnedKubernetesVersion(), ...sets.flatMap((s) => ['--set', s]))
+  const render = (...sets: string[]) =>
+    helm('template', 'x', chart, '--kube-version', pinnedKubernetesVersion(), ...['namespaces={jobs}', ...sets].flatMap((s) => ['--set', s]))
   const own = render('logs.persistence.existingClaim=team-logs', 'logs.persistence.enabled=true')
   expect(own.code).toBe(0)
   expect(documents(own.stdout).map((d) => d.kind)).not.toContain('PersistentVolumeClaim')
