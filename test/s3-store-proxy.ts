@@ -17,6 +17,8 @@ export interface StoreProxy {
   mode: StoreMode
   /** Called with each request before it is handled: a test switches the mode from here (mid-upload). */
   onRequest?: (seen: string[]) => void
+  /** Set (from onRequest): the request being handled is passed on this many ms late (a slow upload); cleared once used. */
+  delayMs?: number
   close(): Promise<void>
 }
 
@@ -47,12 +49,21 @@ export async function startStoreProxy(upstream: string): Promise<StoreProxy> {
       res.writeHead(500, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(S3_500) })
       return res.end(S3_500)
     }
-    const forward = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers)
-      answer.pipe(res)
-    })
-    forward.on('error', () => res.destroy())
-    req.pipe(forward)
+    const pass = (): void => {
+      const forward = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers)
+        answer.pipe(res)
+      })
+      forward.on('error', () => res.destroy())
+      req.pipe(forward)
+    }
+    const delay = proxy.delayMs
+    proxy.delayMs = undefined
+    if (delay === undefined) pass()
+    else {
+      req.pause()
+      setTimeout(pass, delay)
+    }
   })
   server.on('connection', (s: Socket) => {
     sockets.add(s)
