@@ -316,7 +316,7 @@ test('two keepers: one leads (its Lease job-sweeper-keeper in its own namespace)
     // The annotation is the archive's last write; the keeper says so just after: awaited, not assumed.
     await eventually(
       'the leader to say it archived it',
-      async () => keeper.output(),
+      async () => keeper?.output() ?? '',
       (out) => out.includes(`archived ${ns}/app-migrate`)
     )
     expect(standby.output()).not.toContain('archived')
