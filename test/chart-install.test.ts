@@ -672,7 +672,7 @@ test('helm upgrade that drops namespaces the keeper kept, then turns it off, lea
   await batchApi().deleteNamespacedJob({ namespace: unlistedNs, name: 'off-decoy', propagationPolicy: 'Background' })
 
   // helm template reads nothing from the cluster: no upgrade hook.
-  const rendered = helm('template', keeperOffRelease, chart, '-n', home, ...values([ns], false))
+  const rendered = helm('template', keeperOffRelease, chart, '-n', home, '--kube-version', pinnedKubernetesVersion(), ...values([ns], false))
   expect(rendered.code).toBe(0)
   expect(rendered.stdout).not.toContain('keeper-let-go-upgrade')
 })
