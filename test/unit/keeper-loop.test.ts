@@ -5,25 +5,13 @@ import { runKeeper, STORE_PROBE_KEY, type KeeperClient } from '../../src/keeper.
 import { KEEPER_LEASE } from '../../src/kube/lease.ts'
 import { realClock } from '../../src/kube/clock.ts'
 import { LOGS_FINALIZER } from '../../src/plan/keeper.ts'
-import { KEEPER_DEFAULT_SELECTOR, type KeeperSettings } from '../../src/settings/keeper.ts'
 import { SinkError, type LogSink } from '../../src/store/sink.ts'
 import { FakeJobsClient } from '../fake/jobs-client.ts'
+import { keeperSettings } from '../fake/keeper-settings.ts'
 import { newJob } from './jobs.ts'
 import { running } from './pods.ts'
 
-const settings: KeeperSettings = {
-  namespaces: ['prod'],
-  allNamespaces: false,
-  selector: KEEPER_DEFAULT_SELECTOR,
-  logsTarget: { kind: 'dir', dir: '/archive' },
-  holdDeadlineSeconds: 3600,
-  maxLogBytes: 1_000_000,
-  concurrency: 2,
-  shutdownGraceSeconds: 20,
-  leaseNamespace: 'prod',
-  listen: { host: '127.0.0.1', port: 0 },
-  letGo: false
-}
+const settings = keeperSettings()
 
 /** An in-memory store whose writes `refuse` (by key) may refuse; `stored(key)` resolves once `key` is stored. */
 function memoryStore(refuse: (key: string) => string | undefined): { sink: LogSink; refused: string[]; stored: (key: string) => Promise<string> } {

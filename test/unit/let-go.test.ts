@@ -6,25 +6,13 @@ import type { V1Lease } from '@kubernetes/client-node'
 import { KEEPER_LEASE, KEEPER_SCOPE_ANNOTATION, LEASE_DURATION_SECONDS, RENEW_EVERY_MS, takeLeases } from '../../src/kube/lease.ts'
 import { letGo } from '../../src/let-go.ts'
 import { ARCHIVE_ANNOTATION, LOGS_FINALIZER } from '../../src/plan/keeper.ts'
-import { KEEPER_DEFAULT_SELECTOR, type KeeperSettings } from '../../src/settings/keeper.ts'
 import type { LogSink } from '../../src/store/sink.ts'
 import { FakeClock } from '../fake/clock.ts'
 import { FakeJobsClient } from '../fake/jobs-client.ts'
+import { keeperSettings } from '../fake/keeper-settings.ts'
 import { newJob } from './jobs.ts'
 
-const settings: KeeperSettings = {
-  namespaces: ['prod'],
-  allNamespaces: false,
-  selector: KEEPER_DEFAULT_SELECTOR,
-  logsTarget: { kind: 'dir', dir: '/archive' },
-  holdDeadlineSeconds: 3600,
-  maxLogBytes: 1_000_000,
-  concurrency: 2,
-  shutdownGraceSeconds: 20,
-  leaseNamespace: 'job-sweeper',
-  listen: { host: '127.0.0.1', port: 0 },
-  letGo: true
-}
+const settings = keeperSettings({ leaseNamespace: 'job-sweeper', letGo: true })
 
 const noStore: LogSink = {
   where: '/archive',

@@ -5,7 +5,6 @@ import type { V1Job } from '@kubernetes/client-node'
 import { giveUp, setHold } from '../../src/execute/keep.ts'
 import { runKeeper, type KeeperClient } from '../../src/keeper.ts'
 import { realClock } from '../../src/kube/clock.ts'
-import { KEEPER_DEFAULT_SELECTOR, type KeeperSettings } from '../../src/settings/keeper.ts'
 import type { LogSink } from '../../src/store/sink.ts'
 import { running } from './pods.ts'
 import { toJobRecord } from '../../src/kube/job-record.ts'
@@ -13,6 +12,7 @@ import { LOGS_FINALIZER } from '../../src/plan/keeper.ts'
 import { postTtl, TTL_AFTER_ARCHIVE, ttlAfterArchive, ttlAtRelease, type ReleaseTtl } from '../../src/plan/release-ttl.ts'
 import { FakeClock } from '../fake/clock.ts'
 import { FakeJobsClient } from '../fake/jobs-client.ts'
+import { keeperSettings } from '../fake/keeper-settings.ts'
 import { newJob, NOW, type JobShape } from './jobs.ts'
 
 const HOUR = 3600
@@ -132,19 +132,7 @@ describe('the release writes it, in the patch that removes the finalizer', () =>
 })
 
 describe('the keeper’s loop (runKeeper over the fake client and a store that takes everything)', () => {
-  const settings: KeeperSettings = {
-    namespaces: ['prod'],
-    allNamespaces: false,
-    selector: KEEPER_DEFAULT_SELECTOR,
-    logsTarget: { kind: 'dir', dir: '/archive' },
-    holdDeadlineSeconds: 3600,
-    maxLogBytes: 1_000_000,
-    concurrency: 2,
-    shutdownGraceSeconds: 20,
-    leaseNamespace: 'prod',
-    listen: { host: '127.0.0.1', port: 0 },
-    letGo: false
-  }
+  const settings = keeperSettings()
   const store: LogSink = {
     where: '/archive',
     open: async () => ({ write: async (body) => void (await body.toArray()), discard: async () => undefined }),
