@@ -59,8 +59,8 @@ interface Entry {
   attempt?: number
   /** An archive was tried (whether its attempt could be recorded or not): past the hold's deadline, it may give up. */
   tried?: boolean
-  /** Logs saved while its pods were being deleted, for its archive's job.json; and for which of its pod counts they were saved. */
-  earlier: SavedLogFile[]
+  /** What was saved before its end (pods being deleted, pods that ended before it), for its archive; and for which of its pod counts. */
+  earlier: { files: SavedLogFile[]; ended: Set<string>; neverRan: string[] }
   savedFor?: string
   timer?: NodeJS.Timeout
   /** When it was last added to the work queue (the queue's wait histogram). */
@@ -128,7 +128,7 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
         again: false,
         failures: [],
         retryMs: RETRY_MIN_MS,
-        earlier: []
+        earlier: { files: [], ended: new Set(), neverRan: [] }
       }
       entries.set(uid, entry)
     }
@@ -186,12 +186,15 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
           // Once for each change of its pods' counts: the informer tells of every other change too.
           const counts = `${job.status?.terminating ?? 0}/${job.status?.failed ?? 0}/${job.status?.succeeded ?? 0}/${job.status?.active ?? 0}`
           if (entry.savedFor === counts) break
-          const saved = await saveSoFar(client, sink, job, keep)
-          entry.earlier = unionByFile(saved.files, entry.earlier)
+          const saved = await saveSoFar(client, sink, job, keep, entry.earlier.ended)
+          const { earlier } = entry
+          earlier.files = unionByFile(saved.files, earlier.files)
+          for (const n of saved.neverRan) if (!earlier.neverRan.includes(n)) earlier.neverRan.push(n)
           const bytes = saved.files.reduce((sum, f) => sum + f.bytes, 0)
           if (saved.failures.length === 0) {
             // Done for these counts only once all was saved: a refused write (a 503) is tried again while the pods terminate.
             entry.savedFor = counts
+            for (const pod of saved.ended) earlier.ended.add(pod)
             log(`saved what ${jobName(job)}'s pods wrote so far (${step.reason}): ${bytes} bytes`)
             break
           }

@@ -5,12 +5,13 @@
 // Every write of the finalizers carries the Job's resourceVersion: a merge patch replaces the list
 // whole, so one written over a newer Job could drop another controller's finalizer. On a conflict
 // the Job is read again and the same change made on what it is now.
+import type { V1Pod } from '@kubernetes/client-node'
 import type { JobsClient, LogKeep } from '../kube/jobs-client.ts'
 import { toJobRecord, type JobRecord } from '../kube/job-record.ts'
 import { ClusterUnreachable } from '../kube/retry.ts'
 import { ARCHIVE_ANNOTATION, isHeld, LOGS_FINALIZER, withFinalizer, type KeeperStep } from '../plan/keeper.ts'
 import { TTL_AFTER_ARCHIVE, ttlAtRelease, type ReleaseTtl } from '../plan/release-ttl.ts'
-import { archiveState, podsEvidence, stateWords, type ArchiveGap } from '../plan/archive-state.ts'
+import { archiveState, podEnded, podsEvidence, stateWords, type ArchiveGap } from '../plan/archive-state.ts'
 import { jobStatus } from '../plan/predicates.ts'
 import { SinkError, writeText, type LogSink } from '../store/sink.ts'
 import { saveJobFile } from './job-file.ts'
@@ -99,6 +100,13 @@ export async function setHold(client: JobsClient, job: JobRecord, present: boole
   return patched === 'gone' ? { done: true, gone: true } : { done: true, job: patched.job, changed: patched.changed, ttl: patched.ttl }
 }
 
+/** What the keeper saved of a Job before its end (saveSoFar): the logs, the pods saved whole once they ended, the containers that never ran. */
+export interface Earlier {
+  files: SavedLogFile[]
+  ended?: ReadonlySet<string>
+  neverRan?: string[]
+}
+
 /** Who archives, and what it did before: the keeper's process, and its own last attempt at the Job. */
 export interface Archiver {
   /** The keeper's process (host and pid, as its Lease names it), for job.json and attempts/. */
@@ -120,9 +128,11 @@ export async function archiveJob(
   keep: LogKeep,
   now: () => Date,
   by: Archiver,
-  earlier: SavedLogFile[] = []
+  earlier: Earlier = { files: [] }
 ): Promise<KeepOutcome> {
   const subject = subjectOf(job)
+  // A pod saved whole once it ended is not read again: its logs are those of `earlier`.
+  const read = (pod: V1Pod): boolean => !(podEnded(pod) && earlier.ended?.has(pod.metadata?.name ?? ''))
   // The attempt is recorded while the pods are listed, and before any log is written.
   const recording = startAttempt(sink, subject, now(), by).then(
     (attempt) => ({ attempt }),
@@ -132,7 +142,7 @@ export async function archiveJob(
     if ('error' in r) throw r.error
   })
   ready.catch(() => undefined) // harvestLogs awaits it once the pods are listed; its failure is reported below
-  const harvesting = harvestLogs(client, { ...subject, resourceVersion: job.metadata?.resourceVersion, byUid: true }, sink, keep, ready).then(
+  const harvesting = harvestLogs(client, { ...subject, resourceVersion: job.metadata?.resourceVersion, byUid: true, read }, sink, keep, ready).then(
     (harvest) => ({ harvest }),
     (error: unknown) => ({ error })
   )
@@ -145,8 +155,10 @@ export async function archiveJob(
   // The harvest fails only with the attempt's record (above) or the cluster: anything else is a fault, thrown.
   if ('error' in harvested) throw harvested.error
   const { attempt } = recorded
-  // Logs saved while their pods were being deleted (saveSoFar), of pods gone since: listed too.
-  const harvest = { ...harvested.harvest, logs: { ...harvested.harvest.logs, files: unionByFile(harvested.harvest.logs.files, earlier) } }
+  // Logs saved before the Job's end (saveSoFar: pods that ended, or were being deleted, some gone since): listed too.
+  const logs = harvested.harvest.logs
+  const neverRan = [...(logs.neverRan ?? []), ...(earlier.neverRan ?? []).filter((n) => !logs.neverRan?.includes(n))]
+  const harvest = { ...harvested.harvest, logs: { ...logs, files: unionByFile(logs.files, earlier.files), neverRan } }
   // complete only when every container run the Job counts has its whole log here; else what is missing, and why.
   const archive = archiveState({
     succeeded: job.status?.succeeded,
@@ -195,10 +207,20 @@ async function warnIncomplete(client: JobsClient, job: JobRecord, where: string,
  * Saves what the Job's pods wrote so far (some of them are being deleted), without job.json or a
  * note on the Job: it stays held, and its archive at the finish lists these with what it saves then.
  */
-export async function saveSoFar(client: JobsClient, sink: LogSink, job: JobRecord, keep: LogKeep): Promise<{ files: SavedLogFile[]; failures: string[] }> {
+export async function saveSoFar(
+  client: JobsClient,
+  sink: LogSink,
+  job: JobRecord,
+  keep: LogKeep,
+  savedEnded: ReadonlySet<string> = new Set()
+): Promise<{ files: SavedLogFile[]; failures: string[]; ended: string[]; neverRan: string[] }> {
   const subject = subjectOf(job)
-  const { logs } = await harvestLogs(client, { ...subject, resourceVersion: job.metadata?.resourceVersion, byUid: true }, sink, keep)
-  return { files: logs.files, failures: logs.failures }
+  // The pods being deleted (read again each time: they are still writing), and those that ended
+  // and were not saved whole yet; a pod still running is read when it ends, or at the Job's end.
+  const read = (pod: V1Pod): boolean => pod.metadata?.deletionTimestamp !== undefined || (podEnded(pod) && !savedEnded.has(pod.metadata?.name ?? ''))
+  const { logs, pods } = await harvestLogs(client, { ...subject, resourceVersion: job.metadata?.resourceVersion, byUid: true, read }, sink, keep)
+  const ended = pods.filter((p) => read(p) && podEnded(p)).map((p) => p.metadata?.name ?? '')
+  return { files: logs.files, failures: logs.failures, ended, neverRan: logs.neverRan ?? [] }
 }
 
 /** One attempt at archiving a Job, as attempts/<startedAt>.json records it. */

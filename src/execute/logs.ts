@@ -62,6 +62,8 @@ export interface LogSource {
   resourceVersion?: string
   /** Its folder carries its uid (jobKey): the keeper's archive. */
   byUid?: boolean
+  /** Which of the listed pods to read (every one when undefined): the keeper reads a pod saved whole once it ended only once. */
+  read?: (pod: V1Pod) => boolean
 }
 
 /** The logs of one pod to read (each container that ran, and its previous run), and the containers that never ran. */
@@ -140,6 +142,7 @@ export async function harvestLogs(client: JobsClient, job: LogSource, sink: LogS
   // hold one worker for the sum of its reads), their results taken in the pods' order.
   const tasks: (() => Promise<LogResult>)[] = []
   for (const pod of pods) {
+    if (job.read && !job.read(pod)) continue
     const podName = pod.metadata?.name ?? ''
     const podKey = `${jobKey(job, job.byUid)}/${podName}`
     const wanted = podLogs(pod)

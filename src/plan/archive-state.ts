@@ -98,11 +98,14 @@ export function stateWords(state: ArchiveState): string {
 /** The metric label of a gap's reason (Prometheus' snake case). */
 export const gapLabel = (reason: ArchiveGapReason): string => reason.replace('-', '_')
 
+/** The pod ended (phase Succeeded or Failed): its logs will not change any more. */
+export const podEnded = (pod: V1Pod): boolean => pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed'
+
 /** The pods as the evidence takes them: ended or not, and each container's restarts (init containers included). */
 export function podsEvidence(pods: V1Pod[]): ArchiveEvidence['pods'] {
   return pods.map((pod) => ({
     name: pod.metadata?.name ?? '',
-    ended: pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed',
+    ended: podEnded(pod),
     restarts: [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])].map((s) => ({
       container: s.name,
       count: s.restartCount ?? 0

@@ -27,8 +27,9 @@ export const ARCHIVE_ANNOTATION = {
 
 /**
  * - `hold`: add the finalizer (a Job of the scope not held yet, running or finished unarchived);
- * - `save`: save what its pods wrote so far (some are being deleted: a namespace's deletion, an
- *   eviction, a preemption remove a pod before its Job finishes), still held, not archived yet;
+ * - `save`: save what its pods wrote so far, still held, not archived yet: some are being deleted
+ *   (a namespace's deletion, an eviction, a preemption remove a pod before its Job finishes), or
+ *   ended before it (a retried Job's failed attempts, a parallel Job's pods);
  * - `archive`: save its logs and job.json, then note where and let it go (it finished, or is being deleted);
  * - `release`: remove the finalizer (archived already);
  * - `give-up`: remove the finalizer unarchived (the hold's deadline passed), saying so in a Warning Event;
@@ -114,6 +115,11 @@ function stepOf(job: JobRecord, now: Date, holdDeadlineSeconds: number, tried: b
   // while it terminates; the archive at the finish lists it, whether the pod is still there or not.
   const terminating = job.status?.terminating ?? 0
   if (terminating > 0) return { action: 'save', reason: `${terminating} of its pods being deleted: what they wrote so far` }
+  // A pod that ended before its Job (each failed attempt of a retried Job, each pod of a parallel
+  // or indexed one) is saved now, not at the Job's end: PodGC, a lost node or `kubectl delete pod`
+  // may take it first. The Job controller counts it in the same sync that sees it end.
+  const ended = (job.status?.failed ?? 0) + (job.status?.succeeded ?? 0)
+  if (ended > 0) return { action: 'save', reason: `${ended} of its pods ended before it: their logs now` }
   return { action: 'none', reason: 'running, held' }
 }
 

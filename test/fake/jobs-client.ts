@@ -295,6 +295,21 @@ export class FakeJobsClient implements JobsClient {
     for (const [container, text] of Object.entries(logs)) this.logs.set(`${namespace}/${pod.metadata?.name}/${container}`, text)
   }
 
+  /** The kubelet writes the pod's status (it ends, its container restarts). */
+  updatePod(namespace: string, name: string, change: (pod: V1Pod) => void): void {
+    const pod = this.pods.find((p) => p.metadata?.namespace === namespace && p.metadata?.name === name)
+    if (!pod) throw new Error(`fake: no pod ${key(namespace, name)} to update`)
+    change(pod)
+  }
+
+  /** The pod is gone (`kubectl delete pod`, PodGC, its node lost), its logs with it. */
+  removePod(namespace: string, name: string): void {
+    const i = this.pods.findIndex((p) => p.metadata?.namespace === namespace && p.metadata?.name === name)
+    if (i < 0) throw new Error(`fake: no pod ${key(namespace, name)} to remove`)
+    this.pods.splice(i, 1)
+    for (const k of [...this.logs.keys()]) if (k.startsWith(`${namespace}/${name}/`)) this.logs.delete(k)
+  }
+
   /** Another component records an Event (the kubelet about a pod, the Job controller about a Job). */
   addEvent(event: CoreV1Event): void {
     this.clusterEvents.push(structuredClone(event))

@@ -206,7 +206,7 @@ test('archive after logs were saved while their pods were being deleted: job.jso
   Object.assign(client, { listWarningEvents: async () => [] })
   const { sink, objects } = memorySink()
   const earlier = [{ file: 'prod/j/uid-j/j-x1/main.log', bytes: 24, truncated: false }]
-  expect(await archiveJob(client, sink, withVersion(job, '1'), { maxBytes: 1024, lastLines: 0 }, at, by, earlier)).toMatchObject({ done: true })
+  expect(await archiveJob(client, sink, withVersion(job, '1'), { maxBytes: 1024, lastLines: 0 }, at, by, { files: earlier })).toMatchObject({ done: true })
   const logs = (JSON.parse(objects.get('prod/j/uid-j/job.json') ?? '') as { logs: { file: string }[] }).logs
   expect(logs.map((l) => l.file)).toEqual(['j-x1/main.log']) // relative to the Job's folder
   // Positive control: without them, job.json lists no log.

@@ -53,7 +53,11 @@ test('a save of a terminating pod the store refuses once (503) is tried again, a
   const shape = newJob({ name: 'migrate', status: 'running', labels: { 'job-sweeper.io/managed': 'true' }, finalizers: [LOGS_FINALIZER] })
   // A held Job still running, one of its pods being deleted (an eviction): the keeper saves what it wrote so far.
   const job: V1Job = fake.create({ ...shape, status: { active: 1, terminating: 1 } })
-  fake.addPod(job, { ...running(30), metadata: { ...running(30).metadata, name: 'migrate-abc' } }, { migrate: 'step 1\nstep 2\n' })
+  fake.addPod(
+    job,
+    { ...running(30), metadata: { ...running(30).metadata, name: 'migrate-abc', deletionTimestamp: new Date() } },
+    { migrate: 'step 1\nstep 2\n' }
+  )
   // A decoy: a held Job running, nothing terminating: nothing of it is saved.
   const decoy = fake.create(newJob({ name: 'other', status: 'running', labels: { 'job-sweeper.io/managed': 'true' }, finalizers: [LOGS_FINALIZER] }))
   fake.addPod(decoy, { ...running(30), metadata: { ...running(30).metadata, name: 'other-abc' } }, { migrate: 'other\n' })
@@ -296,3 +300,78 @@ test('/readyz: 503 naming the store while it refuses the probe write, 200 once i
     expect(await ran).toBe(0)
   }
 }, 40_000)
+
+test('a retried Job (backoffLimit 2): each failed attempt is saved as it ends, so attempts deleted by hand before the Job ends are in its archive, `complete`; each log read once', async () => {
+  const fake = new FakeJobsClient(realClock)
+  const client = Object.assign(fake, { close: async () => undefined }) as KeeperClient
+  const managed = { 'job-sweeper.io/managed': 'true' }
+  const job = fake.create({ ...newJob({ name: 'migrate', status: 'running', labels: managed, finalizers: [LOGS_FINALIZER] }), status: { active: 1 } })
+  const attempt = (name: string): void =>
+    fake.addPod(job, { ...running(30), metadata: { ...running(30).metadata, name } }, { migrate: `${name}: applying 0042\n` })
+  /** The attempt's pod fails, as the kubelet writes it; the Job controller counts it and starts the next one (or marks the Job failed). */
+  const fails = (name: string, failed: number, next?: string): void => {
+    fake.updatePod('prod', name, (pod) => (pod.status = { ...pod.status, phase: 'Failed' }))
+    if (next) attempt(next)
+    fake.update('prod', 'migrate', (j) => (j.status = { ...j.status, failed, active: next ? 1 : 0 }))
+  }
+  attempt('migrate-a1')
+  // A decoy: held, running, its pod running: nothing of it is read before it ends.
+  const decoy = fake.create({ ...newJob({ name: 'other', status: 'running', labels: managed, finalizers: [LOGS_FINALIZER] }), status: { active: 1 } })
+  fake.addPod(decoy, { ...running(30), metadata: { ...running(30).metadata, name: 'other-a1' } }, { migrate: 'other\n' })
+
+  const store = memoryStore(() => undefined)
+  const stop = new AbortController()
+  const lines: string[] = []
+  const ran = runKeeper(settings, {
+    log: (line) => lines.push(line),
+    signal: stop.signal,
+    mask: () => undefined,
+    connect: () => ({ client, sink: store.sink })
+  })
+  const said = (): string => `keeper said: ${lines.join(' | ')}`
+  try {
+    await within(
+      until(
+        () => lines.join('\n'),
+        (l) => l.includes('keeper: leading')
+      ),
+      15_000,
+      said
+    )
+    fails('migrate-a1', 1, 'migrate-a2')
+    expect(await within(store.stored('prod/migrate/uid-migrate/migrate-a1/migrate.log'), 15_000, said)).toBe('migrate-a1: applying 0042\n')
+    fake.removePod('prod', 'migrate-a1') // kubectl delete pod, once it was saved
+    fails('migrate-a2', 2, 'migrate-a3')
+    expect(await within(store.stored('prod/migrate/uid-migrate/migrate-a2/migrate.log'), 15_000, said)).toBe('migrate-a2: applying 0042\n')
+    fake.removePod('prod', 'migrate-a2')
+    fails('migrate-a3', 3)
+    fake.finish('prod', 'migrate', 'Failed')
+    fake.update('prod', 'migrate', (j) => (j.status = { ...j.status, failed: 3 }))
+    const state = await within(
+      until(
+        () => fake.job('prod', 'migrate')?.metadata?.annotations?.['job-sweeper.io/logs-state'],
+        (s) => s !== undefined
+      ),
+      15_000,
+      said
+    )
+    expect(state).toBe('complete')
+    const file = JSON.parse(await store.stored('prod/migrate/uid-migrate/job.json')) as { state: string; logs: { file: string }[] }
+    expect([file.state, file.logs.map((l) => l.file).sort()]).toEqual([
+      'complete',
+      ['migrate-a1/migrate.log', 'migrate-a2/migrate.log', 'migrate-a3/migrate.log']
+    ])
+    // Each attempt's log read once: an ended pod saved whole is not read again at the Job's end.
+    expect(
+      fake
+        .callsOf('saveLog')
+        .filter(([log]) => String(log).startsWith('prod/migrate-'))
+        .map(([log]) => log)
+    ).toEqual(['prod/migrate-a1/migrate', 'prod/migrate-a2/migrate', 'prod/migrate-a3/migrate'])
+    expect(fake.callsOf('saveLog').filter(([log]) => String(log).startsWith('prod/other-'))).toEqual([])
+    expect(fake.job('prod', 'other')?.metadata?.finalizers).toEqual([LOGS_FINALIZER])
+  } finally {
+    stop.abort()
+    expect(await ran).toBe(0)
+  }
+}, 60_000)

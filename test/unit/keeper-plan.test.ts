@@ -32,6 +32,17 @@ const cases: [string, V1Job, KeeperAction][] = [
     'archive'
   ],
   ['running, held, none terminating → none', terminating(held(newJob({ name: 'j', status: 'running' })), 0), 'none'],
+  [
+    'running, held, one attempt failed (a backoffLimit retry) → save its log now, before PodGC or a deletion takes the pod',
+    { ...held(newJob({ name: 'j', status: 'running' })), status: { active: 1, failed: 1 } },
+    'save'
+  ],
+  [
+    'running, held, one pod of a parallel Job succeeded → save its log now',
+    { ...held(newJob({ name: 'j', status: 'running' })), status: { active: 2, succeeded: 1 } },
+    'save'
+  ],
+  ['running, not held, one attempt failed → hold first', { ...newJob({ name: 'j', status: 'running' }), status: { active: 1, failed: 1 } }, 'hold'],
   ['running, not held → hold', newJob({ name: 'j', status: 'running' }), 'hold'],
   ['running, held → none (it is held until it finishes)', held(newJob({ name: 'j', status: 'running' })), 'none'],
   ['failed, held → archive', held(newJob({ name: 'j', status: 'failed' })), 'archive'],
