@@ -23,6 +23,7 @@ import {
   eventually,
   getJob,
   helm,
+  jobCondition,
   kubeConfig,
   kubectl,
   run,
@@ -1240,3 +1241,54 @@ test('/readyz says not ready, naming the store, while the store does not answer 
   expect(keeper.output()).toContain('keeper: not ready: logs-dir s3://nowhere/logs cannot be written: ')
   expect(await keeper.stop()).toBe(0)
 }, 90_000)
+
+test('a retried Job (backoffLimit 2): each failed attempt is saved as it ends, so the attempts deleted by hand before the Job ends are in its archive: all three logs, complete', async () => {
+  const prefix = `keeper-retried-${ns}`
+  keeper = await startKeeper(ns, ['--logs-dir', `s3://${bucket}/${prefix}`, '--s3-endpoint', endpoint])
+  const job = await createJob({ namespace: ns, name: 'app-migrate', behaviour: 'fail', runFor: '1s', labels: managed, spec: { backoffLimit: 2 } })
+  const uid = job.metadata?.uid ?? ''
+  const folder = `${prefix}/${ns}/app-migrate/${uid}/`
+  const store = s3()
+  try {
+    const deleted: string[] = []
+    for (const attempt of [1, 2]) {
+      // The attempt's pod failed (the Job controller starts the next after its backoff): once its log is in the bucket, it is deleted by hand.
+      const pod = await eventually(
+        `attempt ${attempt}'s pod failed`,
+        async () =>
+          (await coreApi().listNamespacedPod({ namespace: ns, labelSelector: `batch.kubernetes.io/controller-uid=${uid}` })).items.find(
+            (p) => p.status?.phase === 'Failed' && !deleted.includes(p.metadata?.name ?? '')
+          )?.metadata?.name,
+        (name) => name !== undefined,
+        90_000
+      )
+      await eventually(
+        `attempt ${attempt}'s log in the bucket before the Job ends`,
+        () => keysUnder(store, bucket, folder),
+        (keys) => keys.includes(`${folder}${pod}/main.log`),
+        30_000
+      )
+      expect(jobCondition(await getJob(ns, 'app-migrate'))).toBeUndefined() // saved before the Job ended
+      expect(kubectl('delete', 'pod', '-n', ns, pod ?? '').code).toBe(0)
+      deleted.push(pod ?? '')
+    }
+    await waitForJobCondition(ns, 'app-migrate', 'Failed')
+    const archivedJob = await eventually(
+      'the Job archived',
+      () => getJob(ns, 'app-migrate'),
+      (j) => j?.metadata?.annotations?.[ARCHIVE_ANNOTATION.state] !== undefined,
+      60_000
+    )
+    expect([archivedJob?.status?.failed, archivedJob?.metadata?.annotations?.[ARCHIVE_ANNOTATION.state]]).toEqual([3, 'complete'])
+    const jobFile = JSON.parse((await objectBytes(store, bucket, `${folder}job.json`)).toString()) as { state: string; logs: { file: string }[] }
+    expect(jobFile.state).toBe('complete')
+    const files = jobFile.logs.map((l) => l.file)
+    expect(files).toHaveLength(3)
+    for (const pod of deleted) expect(files).toContain(`${pod}/main.log`)
+    for (const file of files)
+      expect((await objectBytes(store, bucket, `${folder}${file}`)).toString()).toContain('migrate: ERROR: relation "tuples" already exists') // kwok's pod.log
+    expect(keeper.output()).toContain(`saved what ${ns}/app-migrate's pods wrote so far (1 of its pods ended before it: their logs now)`)
+  } finally {
+    store.destroy()
+  }
+}, 240_000)
