@@ -32,8 +32,8 @@ Scope:
   --selector SELECTOR     which Jobs there (default ${KEEPER_DEFAULT_SELECTOR}: those post manages)
 
 Logs:
-  --logs-dir DIR|URL      where logs go: DIR/<namespace>/<job>/<pod>/<container>.log and
-                          <namespace>/<job>/job.json, or the same keys in s3://bucket/prefix
+  --logs-dir DIR|URL      where logs go: DIR/<namespace>/<job>/<uid>/<pod>/<container>.log
+                          and .../<uid>/job.json, or the same keys in s3://bucket/prefix
   --s3-endpoint URL       an S3-compatible store's endpoint (default: AWS_ENDPOINT_URL_S3, else
                           AWS_ENDPOINT_URL; none: AWS)
   --max-log-bytes SIZE    most saved per container log (default 10Mi)

@@ -1,4 +1,4 @@
-// job.json, beside a Job's saved logs (<namespace>/<job>/job.json in logs-dir, a directory or a
+// job.json, beside a Job's saved logs (<namespace>/<job>/<uid>/job.json in logs-dir, a directory or a
 // bucket): what the Job was when its logs were saved (its status, why it failed, the Warning
 // Events that explain it) and what was saved of it (each log with its size, whole or cut, and what
 // could not be saved). It is written after the logs: a job.json that is there lists logs that are
@@ -87,7 +87,7 @@ export function jobFile(
   saved: { phase: SavedBy; at: Date; workflowRun?: string; keeper?: string; attempt?: number; archive?: ArchiveState }
 ): JobFile {
   const status = p.job.status ?? {}
-  const folder = `${jobKey(p, saved.phase === 'keeper')}/`
+  const folder = `${jobKey(p)}/`
   const why = p.status === 'failed' ? failureReason(p.job, pods, events.events) : p.job.neverStarted
   return {
     format: 'job-sweeper.io/job/v1',
@@ -153,7 +153,7 @@ export async function saveJobFile(
   const events = await eventsOf(client, p, harvest.pods)
   const file = jobFile(p, harvest.logs, harvest.pods, events, saved)
   try {
-    await writeText(sink, `${jobKey(p, saved.phase === 'keeper')}/job.json`, `${JSON.stringify(file, null, 2)}\n`, 'application/json')
+    await writeText(sink, `${jobKey(p)}/job.json`, `${JSON.stringify(file, null, 2)}\n`, 'application/json')
     return undefined
   } catch (e) {
     return `cannot save job.json: ${e instanceof SinkError ? e.message : String(e)}`

@@ -1,6 +1,6 @@
 // Saving a Job's pod logs: every container that ran (init containers and the previous restart
 // included) of every pod, streamed as bytes into the sink logs-dir names (a directory or a bucket)
-// at <namespace>/<job>/<pod>/<container>.log, each kept whole up to max-log-bytes, past it its head
+// at <namespace>/<job>/<uid>/<pod>/<container>.log (jobKey), each kept whole up to max-log-bytes, past it its head
 // and its end (src/kube/log-cut.ts). A container that never ran has no log (a kubelet answers 400
 // to the read): a note says so instead. Pure I/O: it returns what it saved and what it could not;
 // the executor decides.
@@ -17,7 +17,7 @@ export const TEXT = 'text/plain; charset=utf-8'
 
 /** One saved container log. */
 export interface SavedLogFile {
-  /** Its key under logs-dir: <namespace>/<job>/<pod>/<container>.log. */
+  /** Its key under logs-dir: <namespace>/<job>/<uid>/<pod>/<container>.log. */
   file: string
   /** Bytes stored (with a cut log's marker line). */
   bytes: number
@@ -60,7 +60,7 @@ export interface LogSource {
   uid: string
   /** The Job's resourceVersion as the caller saw it: its pods are listed no older than that (from the API server's cache). */
   resourceVersion?: string
-  /** Its folder carries its uid (jobKey): the keeper's archive. */
+  /** Without effect: every phase's folder carries the uid now (jobKey). Still given by the keeper's callers. */
   byUid?: boolean
   /** Which of the listed pods to read (every one when undefined): the keeper reads a pod saved whole once it ended only once. */
   read?: (pod: V1Pod) => boolean
@@ -112,12 +112,14 @@ export interface Harvest {
 }
 
 /**
- * The key of a Job's folder under logs-dir: `<namespace>/<name>`, or with `byUid`
- * `<namespace>/<name>/<uid>`: the keeper's, whose bucket outlives every Job of a name (the next
- * release's app-migrate, every before-hook-creation hook), each of which would overwrite the
- * last one's archive under its name alone.
+ * The key of a Job's folder under logs-dir, the one layout of every phase and of the keeper:
+ * `<namespace>/<name>/<uid>`. A logs-dir outlives every Job of a name (the next release's
+ * app-migrate, every before-hook-creation hook), each of which would overwrite the last one's
+ * job.json and notes under its name alone; clusters sharing a bucket each take a prefix. `byUid`
+ * false (or no uid) names the folder of versions before the uid, `<namespace>/<name>`: nothing
+ * writes there now, and what they wrote there is never written over.
  */
-export const jobKey = (job: { namespace: string; name: string; uid?: string }, byUid = false): string =>
+export const jobKey = (job: { namespace: string; name: string; uid?: string }, byUid = true): string =>
   byUid && job.uid ? `${job.namespace}/${job.name}/${job.uid}` : `${job.namespace}/${job.name}`
 
 /**
@@ -144,7 +146,7 @@ export async function harvestLogs(client: JobsClient, job: LogSource, sink: LogS
   for (const pod of pods) {
     if (job.read && !job.read(pod)) continue
     const podName = pod.metadata?.name ?? ''
-    const podKey = `${jobKey(job, job.byUid)}/${podName}`
+    const podKey = `${jobKey(job)}/${podName}`
     const wanted = podLogs(pod)
     for (const { container, previous } of wanted.reads) tasks.push(() => readOne(client, sink, keep, job.namespace, { podKey, podName, container, previous }))
     for (const { container, why } of wanted.neverRan) tasks.push(() => noteNeverRan(sink, { podKey, podName, container, why }))

@@ -13,6 +13,8 @@ export type OutcomeKind = 'kept' | 'pruned' | 'would-prune' | 'gone' | 'replaced
 export interface JobOutcome {
   namespace: string
   name: string
+  /** The Job's uid: its saved logs' folder is <namespace>/<name>/<uid>/ (jobKey). */
+  uid?: string
   /** The Job's status when it was last seen. */
   status: JobStatus
   ageSeconds: number
@@ -98,6 +100,7 @@ export function outcome(p: PlannedJob, result: OutcomeKind, reason = p.reason, s
   return {
     namespace: p.namespace,
     name: p.name,
+    uid: p.uid,
     status,
     ageSeconds: p.ageSeconds,
     action: p.action,

@@ -1,4 +1,5 @@
 // Report, pure: a run's outcomes as job-summary Markdown and as the action's outputs.
+import { jobKey } from '../execute/logs.ts'
 import type { JobOutcome, OutcomeKind, PreflightSection, RunResult } from '../execute/outcome.ts'
 import { ALL_NAMESPACES, whereWords } from '../observe/observed.ts'
 import { formatDuration } from '../text/duration.ts'
@@ -127,7 +128,7 @@ function logsWords(o: JobOutcome, place: LogsPlace): string {
   const neverRan = o.logs?.neverRan?.length ?? 0
   const gone = o.logs?.gone?.length ?? 0
   if (files.length === 0 && neverRan === 0 && gone === 0) return '—'
-  const key = files.length === 1 ? files[0].file : `${o.namespace}/${o.name}/`
+  const key = files.length === 1 ? files[0].file : `${jobKey(o)}/`
   // In a bucket, the whole key: what `aws s3 cp` takes.
   const where = place.kind === 'bucket' ? `${place.url}/${key}` : key
   const counts = [

@@ -103,8 +103,8 @@ export interface Settings {
   /** While pre or post waits on running Jobs, their containers' logs are printed into the run's log as they are written. */
   streamLogs: boolean
   /**
-   * Where logs are saved (logs-dir): <dir>/<namespace>/<job>/<pod>/<container>.log and
-   * <namespace>/<job>/job.json, or the same keys under s3://bucket/prefix.
+   * Where logs are saved (logs-dir): <dir>/<namespace>/<job>/<uid>/<pod>/<container>.log and
+   * <namespace>/<job>/<uid>/job.json, or the same keys under s3://bucket/prefix.
    */
   logsTarget: LogsTarget
   /** The action: what the phase saved in logs-dir (a directory) and its report file are uploaded as a workflow artifact. */

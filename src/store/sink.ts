@@ -1,6 +1,6 @@
 // Where saved logs go: one interface, a directory (disk-sink.ts) or a bucket (s3-sink.ts). The
 // harvest writes to it and nothing else: a key is a '/'-separated path under logs-dir
-// (<namespace>/<job>/<pod>/<container>.log, <namespace>/<job>/job.json), the same in both.
+// (<namespace>/<job>/<uid>/<pod>/<container>.log, <namespace>/<job>/<uid>/job.json), the same in both.
 import { Readable } from 'node:stream'
 import type { LogTarget } from '../kube/jobs-client.ts'
 

@@ -68,33 +68,46 @@ test('a ❌ headline is followed by the counts', () => {
 
 test('each row tells the outcome: waited then pruned, the real finish time, the logs relative to logs-dir', () => {
   const run = result([
-    outcome({ name: 'migrate', waited: true, action: 'wait', finishedAt: '2026-06-01T11:58:30.000Z', logs: logs('prod/migrate/migrate-x1/main.log') }),
-    outcome({ name: 'seed', status: 'failed', finishedAt: '2026-05-30T08:00:00.000Z', logs: logs('prod/seed/p/init.log', 'prod/seed/p/main.log') }),
+    outcome({
+      name: 'migrate',
+      uid: 'u-m',
+      waited: true,
+      action: 'wait',
+      finishedAt: '2026-06-01T11:58:30.000Z',
+      logs: logs('prod/migrate/u-m/migrate-x1/main.log')
+    }),
+    outcome({
+      name: 'seed',
+      uid: 'u-s',
+      status: 'failed',
+      finishedAt: '2026-05-30T08:00:00.000Z',
+      logs: logs('prod/seed/u-s/p/init.log', 'prod/seed/u-s/p/main.log')
+    }),
     outcome({ name: 'held', status: 'running', ageSeconds: 330, action: 'block', result: 'blocked' })
   ])
   const s = summarize(run)
   expect(s.columns).toEqual(['Job', 'Status', 'Outcome', 'Finished', 'Logs (in logs-dir)', 'Reason'])
   expect(s.rows).toEqual([
-    ['migrate', 'succeeded', 'waited, then pruned', '11:58:30 UTC (1m30s ago)', 'prod/migrate/migrate-x1/main.log', 'r'],
-    ['seed', 'failed', 'pruned', '2026-05-30 08:00 UTC (2d4h ago)', 'prod/seed/ (2 files)', 'r'],
+    ['migrate', 'succeeded', 'waited, then pruned', '11:58:30 UTC (1m30s ago)', 'prod/migrate/u-m/migrate-x1/main.log', 'r'],
+    ['seed', 'failed', 'pruned', '2026-05-30 08:00 UTC (2d4h ago)', 'prod/seed/u-s/ (2 files)', 'r'],
     ['held', 'running', '❌ blocked', 'still running (5m30s)', '—', 'r']
   ])
-  expect(buildReport(run).markdown).toContain('| <code>prod/migrate/migrate-x1/main.log</code> |')
+  expect(buildReport(run).markdown).toContain('| <code>prod/migrate/u-m/migrate-x1/main.log</code> |')
 })
 
-test('the Logs column counts the containers that never ran (they have a note, no log)', () => {
+test('the Logs column counts the containers that never ran (they have a note, no log); a folder is the Job’s uid’s', () => {
   const neverRan = (files: string[], containers: string[]): HarvestedLogs => ({ ...logs(...files), neverRan: containers })
   const s = summarize(
     result([
-      outcome({ name: 'a', status: 'failed', logs: neverRan(['prod/a/p/init.log'], ['p/main (waiting: PodInitializing)']) }),
-      outcome({ name: 'b', status: 'failed', logs: neverRan(['prod/b/p/init.log', 'prod/b/q/init.log'], ['p/main (x)', 'q/main (x)']) }),
-      outcome({ name: 'c', status: 'failed', logs: neverRan([], ['p/main (waiting: ImagePullBackOff)']) })
+      outcome({ name: 'a', uid: 'u-a', status: 'failed', logs: neverRan(['prod/a/u-a/p/init.log'], ['p/main (waiting: PodInitializing)']) }),
+      outcome({ name: 'b', uid: 'u-b', status: 'failed', logs: neverRan(['prod/b/u-b/p/init.log', 'prod/b/u-b/q/init.log'], ['p/main (x)', 'q/main (x)']) }),
+      outcome({ name: 'c', uid: 'u-c', status: 'failed', logs: neverRan([], ['p/main (waiting: ImagePullBackOff)']) })
     ])
   )
   expect(s.rows.map((r) => r[4])).toEqual([
-    'prod/a/p/init.log (1 container(s) never ran)',
-    'prod/b/ (2 files; 2 container(s) never ran)',
-    'prod/c/ (1 container(s) never ran)'
+    'prod/a/u-a/p/init.log (1 container(s) never ran)',
+    'prod/b/u-b/ (2 files; 2 container(s) never ran)',
+    'prod/c/u-c/ (1 container(s) never ran)'
   ])
 })
 

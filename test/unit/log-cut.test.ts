@@ -150,11 +150,14 @@ test('through the executor: a failed Job’s log of 3× max-log-bytes is saved c
   expect(result.errors).toEqual([])
   const [outcome] = result.outcomes
   expect(outcome.result).toBe('pruned')
-  const file = readFileSync(join(dir, 'prod/app-migrate/app-migrate-x1/main.log'), 'utf8')
+  const file = readFileSync(join(dir, 'prod/app-migrate/uid-app-migrate/app-migrate-x1/main.log'), 'utf8')
   expect(file.startsWith(numbered(100))).toBe(true)
   expect(file.endsWith('ERROR: relation "tuples" already exists\n')).toBe(true)
   expect(outcome.logs?.tails).toEqual([
-    { file: 'prod/app-migrate/app-migrate-x1/main.log', lines: [...numbered(19, 1181).trimEnd().split('\n'), 'ERROR: relation "tuples" already exists'] }
+    {
+      file: 'prod/app-migrate/uid-app-migrate/app-migrate-x1/main.log',
+      lines: [...numbered(19, 1181).trimEnd().split('\n'), 'ERROR: relation "tuples" already exists']
+    }
   ])
   expect(result.warnings).toEqual([
     'logs of Job prod/app-migrate: 1 log(s) longer than max-log-bytes (4400 bytes): their start and end are saved, the middle is cut'

@@ -156,8 +156,8 @@ describe('job.json beside the logs', () => {
     })
     const result = await ex.execute()
     expect(result.errors).toEqual([])
-    const file = JSON.parse(readFileSync(join(dir, 'prod/app-migrate/job.json'), 'utf8')) as JobFile
-    const log = readFileSync(join(dir, 'prod/app-migrate/app-migrate-x1/main.log'))
+    const file = JSON.parse(readFileSync(join(dir, 'prod/app-migrate/uid-app-migrate/job.json'), 'utf8')) as JobFile
+    const log = readFileSync(join(dir, 'prod/app-migrate/uid-app-migrate/app-migrate-x1/main.log'))
     expect(file).toMatchObject({
       format: 'job-sweeper.io/job/v1',
       namespace: 'prod',
@@ -186,6 +186,30 @@ describe('job.json beside the logs', () => {
     expect(calls.indexOf('saveLog')).toBeLessThan(calls.indexOf('listWarningEvents'))
   })
 
+  test('two Jobs of one name, one after the other (pre deletes the first, the next sweep its re-creation): both archives stay, each job.json naming its uid', async () => {
+    const dir = tmp()
+    const run = (inputs: Record<string, string>, uid: string, podName: string, log: string): ReturnType<typeof executorOf> => {
+      const job = newJob({ name: 'app-migrate', release: 'app', status: 'failed', finishedAgo: 60 })
+      job.metadata!.uid = uid
+      const ex = executorOf({ ...inputs, release: 'app', 'logs-dir': dir }, [job])
+      ex.client.addPod(job, { ...pod(1), metadata: { name: podName, uid: `pod-${uid}` } }, { main: log })
+      return ex
+    }
+    expect((await run({}, 'uid-first', 'app-migrate-a1', 'first\n').execute()).errors).toEqual([])
+    const sweep = await run({ phase: 'sweep', ttl: '0s', 'failure-grace': '0s' }, 'uid-second', 'app-migrate-b1', 'second\n').execute()
+    expect(sweep.errors).toEqual([])
+    expect(sweep.outcomes.map((o) => o.result)).toEqual(['pruned'])
+    expect(readdirSync(join(dir, 'prod/app-migrate')).sort()).toEqual(['uid-first', 'uid-second'])
+    for (const [uid, podName, log] of [
+      ['uid-first', 'app-migrate-a1', 'first\n'],
+      ['uid-second', 'app-migrate-b1', 'second\n']
+    ]) {
+      const file = JSON.parse(readFileSync(join(dir, 'prod/app-migrate', uid, 'job.json'), 'utf8')) as JobFile
+      expect(file).toMatchObject({ name: 'app-migrate', uid, logs: [{ file: `${podName}/main.log` }] })
+      expect(readFileSync(join(dir, 'prod/app-migrate', uid, podName, 'main.log'), 'utf8')).toBe(log)
+    }
+  })
+
   test('a succeeded Job (harvest-logs: all): a whole log, no Events read', async () => {
     const dir = tmp()
     const done = newJob({ name: 'app-seed', release: 'app', status: 'succeeded' })
@@ -193,7 +217,7 @@ describe('job.json beside the logs', () => {
     ex.client.addPod(done, { ...pod(0), metadata: { name: 'app-seed-y1', uid: 'pod-uid-2' } }, { main: 'seeded\n' })
     const result = await ex.execute()
     expect(result.errors).toEqual([])
-    const file = JSON.parse(readFileSync(join(dir, 'prod/app-seed/job.json'), 'utf8')) as JobFile
+    const file = JSON.parse(readFileSync(join(dir, 'prod/app-seed/uid-app-seed/job.json'), 'utf8')) as JobFile
     expect(file).toMatchObject({ status: 'succeeded', logs: [{ file: 'app-seed-y1/main.log', bytes: 7, complete: true, logBytes: 7 }], failures: [] })
     expect(file.events).toBeUndefined()
     expect(file.failureReason).toBeUndefined()
@@ -209,9 +233,11 @@ describe('job.json beside the logs', () => {
     const kept = await ex.execute()
     expect(kept.outcomes.map((o) => o.result)).toEqual(['error'])
     expect(kept.errors).toEqual([
-      `Job prod/app-migrate was kept: its logs could not all be saved (cannot save the log of app-migrate-x1/main: cannot write ${join(blocked, 'prod/app-migrate/app-migrate-x1/main.log')} (ENOTDIR) (and 1 more)); set on-log-failure: delete to delete it anyway`
+      `Job prod/app-migrate was kept: its logs could not all be saved (cannot save the log of app-migrate-x1/main: cannot write ${join(blocked, 'prod/app-migrate/uid-app-migrate/app-migrate-x1/main.log')} (ENOTDIR) (and 1 more)); set on-log-failure: delete to delete it anyway`
     ])
-    expect(kept.outcomes[0].logs?.failures[1]).toBe(`cannot save job.json: cannot write ${join(blocked, 'prod/app-migrate/job.json')} (ENOTDIR)`)
+    expect(kept.outcomes[0].logs?.failures[1]).toBe(
+      `cannot save job.json: cannot write ${join(blocked, 'prod/app-migrate/uid-app-migrate/job.json')} (ENOTDIR)`
+    )
     expect(ex.client.callsOf('deleteJob')).toEqual([])
     const works = executorOf({ release: 'app', 'logs-dir': tmp() }, [failed])
     works.client.addPod(failed, pod(1), { main: 'ERROR\n' })

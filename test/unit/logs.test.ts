@@ -112,9 +112,9 @@ describe('harvest', () => {
     const { logs } = await harvestLogs(client, job, new DiskSink(dir), keep)
     expect(reads).toEqual(['app-migrate-x1/migrate-schema']) // the main container's log is never asked for
     expect(logs.failures).toEqual([])
-    expect(logs.files.map((f) => f.file)).toEqual(['prod/app-migrate/app-migrate-x1/migrate-schema.log'])
+    expect(logs.files.map((f) => f.file)).toEqual(['prod/app-migrate/u1/app-migrate-x1/migrate-schema.log'])
     expect(logs.neverRan).toEqual(['app-migrate-x1/main (waiting: PodInitializing)'])
-    expect(readFileSync(join(dir, 'prod/app-migrate/app-migrate-x1/main.never-ran.txt'), 'utf8')).toBe(
+    expect(readFileSync(join(dir, 'prod/app-migrate/u1/app-migrate-x1/main.never-ran.txt'), 'utf8')).toBe(
       'job-sweeper: container main of pod app-migrate-x1 never ran (waiting: PodInitializing), so it has no log.\n'
     )
     // The summary's Logs column says so too.
@@ -128,7 +128,7 @@ describe('harvest', () => {
         { namespace: 'prod', name: 'app-migrate', status: 'failed', ageSeconds: 9, action: 'delete', result: 'pruned', waited: false, reason: 'r', logs }
       ]
     })
-    expect(report.markdown).toContain('<code>prod/app-migrate/app-migrate-x1/migrate-schema.log (1 container(s) never ran)</code>')
+    expect(report.markdown).toContain('<code>prod/app-migrate/u1/app-migrate-x1/migrate-schema.log (1 container(s) never ran)</code>')
   })
 
   test('a read the API server refuses keeps its message, not only the code (positive control: a container that ran, refused)', async () => {
@@ -158,8 +158,8 @@ describe('harvest', () => {
     const { logs } = await harvestLogs(client, job, new DiskSink(dir), keep)
     expect(logs.failures).toEqual([])
     expect(logs.gone).toEqual(['app-seed-x1/main (previous run)'])
-    expect(logs.files.map((f) => f.file)).toEqual(['prod/app-migrate/app-seed-x1/main.log'])
-    expect(readFileSync(join(dir, 'prod/app-migrate/app-seed-x1/main.previous.gone.txt'), 'utf8')).toContain(
+    expect(logs.files.map((f) => f.file)).toEqual(['prod/app-migrate/u1/app-seed-x1/main.log'])
+    expect(readFileSync(join(dir, 'prod/app-migrate/u1/app-seed-x1/main.previous.gone.txt'), 'utf8')).toContain(
       'The kubelet said: previous terminated container "main" in pod "app-seed-x1" not found'
     )
 

@@ -46,12 +46,12 @@ describe('the artifact', () => {
 
   test('the stored keys (once each) and the report file, under logs-dir; its page in the run', async () => {
     const up = uploader({ id: 7, size: 1234 })
-    const keys = ['prod/app-migrate/app-migrate-x1/main.log', 'prod/app-migrate/job.json', 'prod/app-migrate/job.json']
+    const keys = ['prod/app-migrate/u1/app-migrate-x1/main.log', 'prod/app-migrate/u1/job.json', 'prod/app-migrate/u1/job.json']
     const artifact = await uploadSavedLogs(keys, '/tmp/logs', '/tmp/logs/job-sweeper-pre.json', 'pre', up, runUrl, env)
     expect(up.calls).toEqual([
       {
         name: 'job-sweeper-logs-deploy-pre',
-        files: ['/tmp/logs/prod/app-migrate/app-migrate-x1/main.log', '/tmp/logs/prod/app-migrate/job.json', '/tmp/logs/job-sweeper-pre.json'],
+        files: ['/tmp/logs/prod/app-migrate/u1/app-migrate-x1/main.log', '/tmp/logs/prod/app-migrate/u1/job.json', '/tmp/logs/job-sweeper-pre.json'],
         root: '/tmp/logs'
       }
     ])
@@ -114,8 +114,8 @@ describe('what the run stored', () => {
       )
       const result = await ex.execute()
       expect(result.errors).toEqual([])
-      expect(result.stored).toEqual(['prod/app-migrate/app-migrate-x1/main.log', 'prod/app-migrate/job.json'])
-      expect(readFileSync(join(dir, 'prod/app-migrate/app-migrate-x1/main.log'), 'utf8')).toBe('boom\n')
+      expect(result.stored).toEqual(['prod/app-migrate/uid-app-migrate/app-migrate-x1/main.log', 'prod/app-migrate/uid-app-migrate/job.json'])
+      expect(readFileSync(join(dir, 'prod/app-migrate/uid-app-migrate/app-migrate-x1/main.log'), 'utf8')).toBe('boom\n')
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
