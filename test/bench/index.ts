@@ -5,15 +5,15 @@
 // requests per Job (per object for preflight). Sizes: BENCH_JOBS (1000 per namespace), BENCH_SWEEP_SIZES (10000,50000
 // Jobs) in BENCH_SWEEP_NAMESPACES (50), kubectl beside the sweep up to BENCH_KUBECTL_UP_TO (50000),
 // BENCH_SWEEP_DELETE_JOBS (20000), ROUNDS (10), BENCH_PREFLIGHT_ROUNDS (3); BENCH_ONLY=prune,sweep,sweep-delete,wait,preflight picks
-// parts; keeper: the logs (64 KiB each) of BENCH_KEEPER_JOBS (1000) finished Jobs archived at BENCH_KEEPER_CONCURRENCY (4) (vs raw PUTs, and
-// kubectl logs + upload), then as many Jobs let run at once under a running keeper that watches BENCH_KEEPER_WATCH_JOBS (50000) archived
+// parts; keeper: the logs (64 KiB each) of BENCH_KEEPER_JOBS (1000) finished Jobs archived at BENCH_KEEPER_CONCURRENCY (4) (vs the minimal
+// lossless loop and the no-protection floor, with S3 and API requests per Job counted; raw PUTs; kubectl logs + upload), then as many Jobs let run at once under a running keeper that watches BENCH_KEEPER_WATCH_JOBS (50000) archived
 // Jobs besides (finish-to-archived latency, peak RSS); helm-sweep: `helm sweep upgrade` of the demo chart beside plain helm
 // upgrade (and kubectl delete job --wait + helm upgrade), median of BENCH_HELM_SWEEP_ROUNDS (5).
 import os from 'node:os'
 import { benchCluster } from './finished-jobs.ts'
 import { mb, seconds } from './measure.ts'
 import { benchHelmSweep } from './helm-sweep.ts'
-import { benchKeeper } from './keeper.ts'
+import { benchKeeper, s3Total } from './keeper.ts'
 import { benchPreflight } from './preflight.ts'
 import { benchPrune } from './prune.ts'
 import { benchSweep, type SweepSize } from './sweep.ts'
@@ -114,14 +114,26 @@ try {
         .reduce((a, b) => a + b, 0)
         .toFixed(1)} s in all)`
     const perJob = (requests: number): string => (requests / k.jobs).toFixed(2)
+    // S3 requests a Job, in all and by kind (s3-counter.ts: counted at the S3 server's door).
+    const s3Words = (counts: Record<string, number>): string =>
+      `${perJob(s3Total(counts))} S3 requests/Job (${Object.entries(counts)
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([what, count]) => `${what} ${perJob(count)}`)
+        .join(', ')})`
     lines.push(
       `keeper: the logs and job.json of ${k.jobs} finished Jobs archived to the S3 server, ${(k.keeper.bytes / k.jobs).toFixed(0)} bytes of log a Job (set-up: ${seconds(k.setupMs)})`,
-      `  job-sweeper keeper                ${seconds(k.keeper.wallMs).padStart(8)}  peak RSS ${mb(k.keeper.peakRssMb)}  ${perJob(k.keeper.requests)} requests/Job (hold, pods, log, release), and 3 PUTs (the log, job.json, the attempt's record) to the store, no read`,
-      `  raw PUTs of the same objects, ${k.raw.concurrency} at a time ${seconds(k.raw.wallMs).padStart(8)}`,
+      `  job-sweeper keeper                ${seconds(k.keeper.wallMs).padStart(8)}  peak RSS ${mb(k.keeper.peakRssMb)}  ${perJob(k.keeper.requests)} API requests/Job (hold, pods, log, release), ${s3Words(k.keeper.s3)}`,
+      `  the minimal lossless loop         ${seconds(k.loop.wallMs).padStart(8)}  ${perJob(k.loop.api)} API requests/Job (hold, pods, log, release), ${s3Words(k.loop.s3)}`,
+      `  the no-protection floor           ${seconds(k.floor.wallMs).padStart(8)}  ${perJob(k.floor.api)} API requests/Job (pods, log), ${s3Words(k.floor.s3)}`,
+      `  keeper / minimal loop: ${ratio(k.keeper.wallMs, k.loop.wallMs)} (target ≤ 1.20×); S3 requests/Job: keeper ${perJob(s3Total(k.keeper.s3))}, loop ${perJob(s3Total(k.loop.s3))} (target: logs + 1), floor ${perJob(s3Total(k.floor.s3))}; the hold and release: loop / floor ${ratio(k.loop.wallMs, k.floor.wallMs)}`,
+      `  raw PUTs of the keeper's objects, ${k.raw.concurrency} at a time ${seconds(k.raw.wallMs).padStart(8)}  ${s3Words(k.raw.s3)}`,
       `  kubectl logs job/… + upload, each ${seconds(k.script.wallMs).padStart(8)}  (timed over ${k.script.jobs} Jobs, scaled to ${k.jobs})`,
       `  keeper / raw PUTs: ${ratio(k.keeper.wallMs, k.raw.wallMs)}; speed-up over the kubectl script: ${ratio(k.script.wallMs, k.keeper.wallMs)}`,
       `  CPU while the keeper caught up (${os.cpus().length} cores, ${seconds(k.keeper.wallMs)}): ${cpuWords(k.keeper.cpu)}`,
+      `  CPU while the minimal loop ran (${seconds(k.loop.wallMs)}): ${cpuWords(k.loop.cpu)}`,
+      `  CPU while the floor ran (${seconds(k.floor.wallMs)}): ${cpuWords(k.floor.cpu)}`,
       `  CPU while the raw PUTs ran: ${cpuWords(k.raw.cpu)}`,
+      `  (every S3 request above went through the counter, a proxy of its own: ${k.counterCpuSeconds.toFixed(1)} s of CPU over the four runs, counted in none)`,
       `keeper keeping up, watching ${k.live.watched} archived Jobs besides (set-up: ${seconds(k.live.backgroundSetupMs)}): ${k.live.jobs} Jobs held while suspended, then let run at once; from a Job's Complete to its logs archived:`,
       `  median ${seconds(k.live.medianMs)}, 99th percentile ${seconds(k.live.p99Ms)}, max ${seconds(k.live.maxMs)}; peak RSS ${mb(k.live.peakRssMb)}`,
       ''

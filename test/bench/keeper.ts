@@ -6,12 +6,17 @@
 //   holds each, archives it and lets it go; it is timed until one watch has seen every Job carry
 //   its archive annotation. The CPU each process of the cluster (and the keeper) spent meanwhile
 //   is read from /proc: the machine's cores are shared by all, so they bound what any keeper could do.
+//   Beside it on the same Jobs (issue 34), the minimal lossless loop and the no-protection floor
+//   (minimal-loop.ts): a plain script making only the requests any tool that loses no log must
+//   make, and the same without the hold and the release. Every S3 request of each is counted at the
+//   wire, by a proxy in front of the S3 server (s3-counter.ts); each starts on a settled machine.
 // - Keeping up: the keeper runs first; N Jobs are created suspended (each held while it waits),
 //   then all let run at once. Per Job, the time from its Complete condition to its archive
 //   annotation, both as one watch sees them: the median and the 99th percentile.
 // Peak RSS is the process's VmHWM; requests come from its /metrics (job_sweeper_keeper_api_requests_total).
 import { spawn, spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { BatchV1Api, CoreV1Api, KubeConfig, Watch, type V1Job } from '@kubernetes/client-node'
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3'
 import type { Cluster } from '../cluster/cluster.ts'
@@ -20,13 +25,18 @@ import { recordedPid } from '../cluster/processes.ts'
 import { S3_SERVER, s3Env } from '../cluster/s3.ts'
 import { jobManifest } from '../cluster/testenv.ts'
 import { createFinishedJobs } from './finished-jobs.ts'
-import { CLI } from './measure.ts'
+import { CLI, settle } from './measure.ts'
 
 export interface KeeperFigures {
   jobs: number
   setupMs: number
-  keeper: { wallMs: number; peakRssMb: number; requests: number; bytes: number; cpu: CpuSeconds }
-  raw: { wallMs: number; objects: number; concurrency: number; cpu: CpuSeconds }
+  keeper: { wallMs: number; peakRssMb: number; requests: number; bytes: number; cpu: CpuSeconds; s3: S3Counts }
+  raw: { wallMs: number; objects: number; concurrency: number; cpu: CpuSeconds; s3: S3Counts }
+  /** The minimal lossless loop and the no-protection floor (minimal-loop.ts), over the same Jobs. */
+  loop: Script
+  floor: Script
+  /** CPU of the S3 request counter over the keeper, the raw PUTs, the loop and the floor (not counted in theirs). */
+  counterCpuSeconds: number
   script: { wallMs: number; jobs: number }
   /** Keeping up: N Jobs let run at once under a running keeper. */
   live: { jobs: number; watched: number; backgroundSetupMs: number; medianMs: number; p99Ms: number; maxMs: number; peakRssMb: number }
@@ -34,6 +44,21 @@ export interface KeeperFigures {
 
 /** CPU seconds (user and system) each process spent over a stretch, by name. */
 export type CpuSeconds = Record<string, number>
+
+/** Requests the S3 server received, by `METHOD what` (s3-counter.ts). */
+export type S3Counts = Record<string, number>
+
+/** A run of minimal-loop.ts: its time (spawn to exit), the Jobs it did, the requests it made to each server, the CPU spent. */
+export interface Script {
+  wallMs: number
+  jobs: number
+  api: number
+  s3: S3Counts
+  cpu: CpuSeconds
+}
+
+/** All the requests of `counts`. */
+export const s3Total = (counts: S3Counts): number => Object.values(counts).reduce((a, b) => a + b, 0)
 
 /** The cluster's processes whose CPU the catch-up is measured by (the machine's cores are shared by all). */
 const CLUSTER_PROCESSES: Record<string, string> = {
@@ -107,6 +132,13 @@ export async function benchKeeper(cluster: Cluster, n: number, log: (line: strin
   const ns = `bench-keeper-${stamp}`
   const prefix = `bench-keeper-${stamp}`
   let running: ReturnType<typeof startKeeper> | undefined
+  const counter = await startCounter(cluster.s3.endpoint)
+  const counted = new S3Client({
+    endpoint: counter.endpoint,
+    region: cluster.s3.region,
+    forcePathStyle: true,
+    credentials: { accessKeyId: credentials.AWS_ACCESS_KEY_ID, secretAccessKey: credentials.AWS_SECRET_ACCESS_KEY }
+  })
   try {
     await core.createNamespace({ body: { metadata: { name: ns } } })
     const setupStarted = performance.now()
@@ -115,6 +147,8 @@ export async function benchKeeper(cluster: Cluster, n: number, log: (line: strin
 
     // The keeper, until every Job carries where its logs went.
     const pids = Object.fromEntries(Object.entries(CLUSTER_PROCESSES).map(([name, file]) => [name, recordedPid(cluster.dir, file)]))
+    const counterBefore = cpuOf({ counter: counter.pid }).counter
+    await settle(log, { maxMs: 60_000 })
     // Seen through one watch (from the list's version), not lists polled: a list of N Jobs every
     // 250 ms would cost the API server a part of the CPU it shares with the keeper.
     const archived = new Set<string>()
@@ -127,8 +161,9 @@ export async function benchKeeper(cluster: Cluster, n: number, log: (line: strin
       },
       () => undefined
     )
+    let s3Before = await counter.counts()
     const started = performance.now()
-    running = startKeeper(cluster, env, ns, `s3://${cluster.s3.bucket}/${prefix}/keeper`)
+    running = startKeeper(cluster, env, ns, `s3://${cluster.s3.bucket}/${prefix}/keeper`, counter.endpoint)
     const before = cpuOf({ ...pids, keeper: running.pid })
     let wallMs: number
     try {
@@ -144,12 +179,14 @@ export async function benchKeeper(cluster: Cluster, n: number, log: (line: strin
     }
     const cpu = cpuSince(before, cpuOf({ ...pids, keeper: running.pid }))
     const { peakRssMb, metric } = await running.stop()
+    let s3After = await counter.counts()
     const keeper = {
       wallMs,
       peakRssMb,
       cpu,
       requests: metric('job_sweeper_keeper_api_requests_total'),
-      bytes: metric('job_sweeper_keeper_archived_log_bytes_total')
+      bytes: metric('job_sweeper_keeper_archived_log_bytes_total'),
+      s3: countsSince(s3Before, s3After)
     }
     log(`keeper: ${n} Jobs archived in ${(wallMs / 1000).toFixed(1)} s`)
 
@@ -157,14 +194,40 @@ export async function benchKeeper(cluster: Cluster, n: number, log: (line: strin
     const logBody = Buffer.from(LOG_64K)
     const jobJson = Buffer.alloc(1200, 'x')
     const attemptJson = Buffer.alloc(80, 'x')
+    await settle(log, { maxMs: 60_000 })
+    s3Before = await counter.counts()
     const rawBefore = cpuOf(pids)
     const rawStarted = performance.now()
     await pool(names, CONCURRENCY, async (name) => {
-      await s3.send(new PutObjectCommand({ Bucket: cluster.s3.bucket, Key: `${prefix}/raw/${name}/${LOG_64K_CONTAINER}.log`, Body: logBody }))
-      await s3.send(new PutObjectCommand({ Bucket: cluster.s3.bucket, Key: `${prefix}/raw/${name}/job.json`, Body: jobJson }))
-      await s3.send(new PutObjectCommand({ Bucket: cluster.s3.bucket, Key: `${prefix}/raw/${name}/attempt.json`, Body: attemptJson }))
+      await counted.send(new PutObjectCommand({ Bucket: cluster.s3.bucket, Key: `${prefix}/raw/${name}/${LOG_64K_CONTAINER}.log`, Body: logBody }))
+      await counted.send(new PutObjectCommand({ Bucket: cluster.s3.bucket, Key: `${prefix}/raw/${name}/job.json`, Body: jobJson }))
+      await counted.send(new PutObjectCommand({ Bucket: cluster.s3.bucket, Key: `${prefix}/raw/${name}/attempts/0.json`, Body: attemptJson }))
     })
-    const raw = { wallMs: performance.now() - rawStarted, objects: 3 * n, concurrency: CONCURRENCY, cpu: cpuSince(rawBefore, cpuOf(pids)) }
+    const rawWallMs = performance.now() - rawStarted
+    const rawCpu = cpuSince(rawBefore, cpuOf(pids))
+    s3After = await counter.counts()
+    const raw = { wallMs: rawWallMs, objects: 3 * n, concurrency: CONCURRENCY, cpu: rawCpu, s3: countsSince(s3Before, s3After) }
+
+    // The minimal lossless loop, then the no-protection floor, over the same (finished, released) Jobs.
+    const script = async (mode: 'loop' | 'floor'): Promise<Script> => {
+      await settle(log, { maxMs: 60_000 })
+      const before = await counter.counts()
+      const cpuBefore = cpuOf(pids)
+      const ran = await runMinimal(mode, env, ns, counter.endpoint, `s3://${cluster.s3.bucket}/${prefix}/${mode}`)
+      const cpuAfter = cpuOf(pids)
+      if (ran.jobs !== n) throw new Error(`the ${mode} did ${ran.jobs} of ${n} Jobs`)
+      log(`keeper: the minimal ${mode} did ${n} Jobs in ${(ran.wallMs / 1000).toFixed(1)} s`)
+      return {
+        wallMs: ran.wallMs,
+        jobs: ran.jobs,
+        api: ran.api,
+        s3: countsSince(before, await counter.counts()),
+        cpu: { ...cpuSince(cpuBefore, cpuAfter), [mode === 'loop' ? 'the loop' : 'the floor']: ran.cpuSeconds }
+      }
+    }
+    const loop = await script('loop')
+    const floor = await script('floor')
+    const counterCpuSeconds = cpuOf({ counter: counter.pid }).counter - counterBefore
 
     // What a user would script: kubectl logs per Job, then an upload, one Job after another.
     const sample = names.slice(0, Math.min(SCRIPT_SAMPLE, n))
@@ -174,22 +237,85 @@ export async function benchKeeper(cluster: Cluster, n: number, log: (line: strin
       if (logs.status !== 0) throw new Error(`kubectl logs job/${name}: ${logs.stderr.toString()}`)
       await s3.send(new PutObjectCommand({ Bucket: cluster.s3.bucket, Key: `${prefix}/script/${name}.log`, Body: logs.stdout }))
     }
-    const script = { wallMs: ((performance.now() - scriptStarted) * n) / sample.length, jobs: sample.length }
+    const kubectlScript = { wallMs: ((performance.now() - scriptStarted) * n) / sample.length, jobs: sample.length }
     const live = await keepingUp(cluster, kc, env, `${ns}-live`, `s3://${cluster.s3.bucket}/${prefix}/live`, n, log)
-    return { jobs: n, setupMs, keeper, raw, script, live }
+    return { jobs: n, setupMs, keeper, raw, loop, floor, counterCpuSeconds, script: kubectlScript, live }
   } finally {
     await running?.stop().catch(() => undefined)
     s3.destroy()
+    counted.destroy()
+    counter.stop()
     await core.deleteNamespace({ name: ns }).catch(() => undefined)
   }
 }
 
-/** The bundled keeper on `namespace`, archiving to `logsDir`; `stop` reads its peak RSS and /metrics, then stops it (SIGTERM, exit 0). */
+/** What the S3 server received between two readings of the counter. */
+const countsSince = (before: S3Counts, after: S3Counts): S3Counts =>
+  Object.fromEntries(Object.entries(after).flatMap(([what, count]) => (count - (before[what] ?? 0) > 0 ? [[what, count - (before[what] ?? 0)]] : [])))
+
+/** The S3 request counter (s3-counter.ts) in front of `endpoint`, as a process of its own. */
+async function startCounter(endpoint: string): Promise<{ endpoint: string; pid: number; counts: () => Promise<S3Counts>; stop: () => void }> {
+  const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', join(import.meta.dirname, 's3-counter.ts'), endpoint], {
+    stdio: ['ignore', 'pipe', 'inherit']
+  })
+  const address = await new Promise<string>((resolve, reject) => {
+    let out = ''
+    child.stdout.on('data', (c: Buffer) => {
+      out += c.toString()
+      if (out.includes('\n')) resolve(out.trim())
+    })
+    child.on('close', (code) => reject(new Error(`the S3 request counter exited ${code}`)))
+  })
+  return {
+    endpoint: address,
+    pid: child.pid ?? 0,
+    counts: async () => (await (await fetch(`${address}/__counts`)).json()) as S3Counts,
+    stop: () => void child.kill('SIGTERM')
+  }
+}
+
+/** minimal-loop.ts in `mode` over the Jobs of `namespace`, as its own process: its time from spawn to exit, and what it printed. */
+async function runMinimal(
+  mode: 'loop' | 'floor',
+  env: Record<string, string | undefined>,
+  namespace: string,
+  endpoint: string,
+  logsDir: string
+): Promise<{ wallMs: number; jobs: number; api: number; bytes: number; cpuSeconds: number }> {
+  const started = performance.now()
+  const child = spawn(
+    process.execPath,
+    [
+      '--disable-warning=ExperimentalWarning',
+      join(import.meta.dirname, 'minimal-loop.ts'),
+      mode,
+      namespace,
+      Object.entries(MANAGED)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(','),
+      endpoint,
+      logsDir,
+      String(CONCURRENCY)
+    ],
+    { env, stdio: ['ignore', 'pipe', 'pipe'] }
+  )
+  let out = ''
+  let err = ''
+  child.stdout.on('data', (c: Buffer) => (out += c.toString()))
+  child.stderr.on('data', (c: Buffer) => (err += c.toString()))
+  const code = await new Promise<number>((resolve) => child.on('close', (c) => resolve(c ?? -1)))
+  const wallMs = performance.now() - started
+  if (code !== 0) throw new Error(`minimal-loop.ts ${mode} exited ${code}: ${err.slice(-2000)}`)
+  return { wallMs, ...(JSON.parse(out) as { jobs: number; api: number; bytes: number; cpuSeconds: number }) }
+}
+
+/** The bundled keeper on `namespace`, archiving to `logsDir` (through `s3Endpoint`); `stop` reads its peak RSS and /metrics, then stops it (SIGTERM, exit 0). */
 function startKeeper(
   cluster: Cluster,
   env: Record<string, string | undefined>,
   namespace: string,
-  logsDir: string
+  logsDir: string,
+  s3Endpoint = cluster.s3.endpoint
 ): { pid: number; check: () => void; stop: () => Promise<{ peakRssMb: number; metric: (name: string) => number }> } {
   const child = spawn(
     CLI[0],
@@ -207,7 +333,7 @@ function startKeeper(
       '--logs-dir',
       logsDir,
       '--s3-endpoint',
-      cluster.s3.endpoint
+      s3Endpoint
     ],
     { env, stdio: ['ignore', 'ignore', 'pipe'] }
   )
