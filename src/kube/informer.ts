@@ -262,18 +262,32 @@ export class JobInformer {
   }
 
   private async relist(): Promise<void> {
-    const listing = await this.client.listJobs(this.namespace === '' ? undefined : this.namespace)
-    const byName = new Map(listing.jobs.map((j) => [j.metadata?.name ?? '', j]))
-    for (const [name, t] of this.tracked) this.update(t, byName.get(name))
+    // Page by page, each told as it arrives and not kept: a relist of every Job of a busy cluster
+    // holds one page and the uids listed, not a second copy of what the listener keeps.
+    const listedUids = new Set<string>()
+    const listedTracked = new Set<string>()
+    const listing = await this.client.listJobs(this.namespace === '' ? undefined : this.namespace, undefined, (page) => {
+      for (const job of page) {
+        const name = job.metadata?.name ?? ''
+        const t = this.tracked.get(name)
+        if (t) {
+          listedTracked.add(name)
+          this.update(t, job)
+        }
+        if (this.listener) {
+          listedUids.add(job.metadata?.uid ?? '')
+          this.tell('ADDED', job)
+        }
+      }
+    })
+    for (const [name, t] of this.tracked) if (!listedTracked.has(name)) this.update(t, undefined)
     this.resourceVersion = listing.resourceVersion
     if (this.listener) {
-      const listed = new Set(listing.jobs.map((j) => j.metadata?.uid ?? ''))
       for (const [uid, where] of this.known) {
-        if (listed.has(uid)) continue
+        if (listedUids.has(uid)) continue
         this.known.delete(uid)
         this.listener.change('DELETED', { metadata: { uid, ...where } })
       }
-      for (const job of listing.jobs) this.tell('ADDED', job)
       this.listed = true
     }
   }

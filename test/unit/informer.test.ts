@@ -3,7 +3,7 @@
 // ERROR event in the stream, are failures, bounded by the retry budget or final at once.
 import type { JobsClient, WatchHandler } from '../../src/kube/client.ts'
 import { JobInformer, WaitTimeout, WatchFailed } from '../../src/kube/informer.ts'
-import { toJobRecord } from '../../src/kube/job-record.ts'
+import { toJobRecord, type JobRecord } from '../../src/kube/job-record.ts'
 import { ClusterUnreachable, NoAnswer, type RetryPolicy } from '../../src/kube/retry.ts'
 import { newJob } from './jobs.ts'
 
@@ -11,6 +11,12 @@ const running = toJobRecord(newJob({ name: 'migrate', status: 'running' }))
 const finished = newJob({ name: 'migrate' })
 const isFinished = (job: unknown): boolean => (job as typeof running | undefined)?.status?.conditions !== undefined
 const FAST: RetryPolicy = { budgetMs: 400, baseDelayMs: 5, maxDelayMs: 20 }
+
+/** A list as the client answers it: with `onPage`, the page goes there and `jobs` stays empty. */
+function listed(jobs: JobRecord[], resourceVersion: string, onPage?: (jobs: JobRecord[]) => void): { jobs: JobRecord[]; resourceVersion: string } {
+  onPage?.(jobs)
+  return { jobs: onPage ? [] : jobs, resourceVersion }
+}
 
 /** What one watch request does: `handler` gets its events, `done` ends it (after `abort`, with an AbortError). */
 type Script = (connect: number, handler: WatchHandler, done: (error: unknown) => void) => void
@@ -20,9 +26,9 @@ function fakeClient(script: Script): { client: JobsClient; watches: () => number
   let watches = 0
   let lists = 0
   const client = {
-    listJobs: async () => {
+    listJobs: async (_ns?: string, _selector?: string, onPage?: (jobs: JobRecord[]) => void) => {
       lists++
-      return { jobs: [running], resourceVersion: `${100 + lists}` }
+      return listed([running], `${100 + lists}`, onPage)
     },
     watchJobs: async (_ns: string, _rv: string, handler: WatchHandler, done: (error: unknown) => void) => {
       const n = ++watches
@@ -90,8 +96,12 @@ test('observeAll: a relist after 410 Gone tells the listener of the Jobs deleted
   const b = toJobRecord(newJob({ name: 'b', status: 'failed' }))
   let lists = 0
   let watches = 0
+  const paged: boolean[] = []
   const client = {
-    listJobs: async () => ({ jobs: ++lists === 1 ? [a, b] : [a], resourceVersion: `${100 + lists}` }),
+    listJobs: async (_ns?: string, _selector?: string, onPage?: (jobs: JobRecord[]) => void) => {
+      paged.push(onPage !== undefined)
+      return listed(++lists === 1 ? [a, b] : [a], `${100 + lists}`, onPage)
+    },
     watchJobs: async (_ns: string, _rv: string, handler: WatchHandler, done: (error: unknown) => void) => {
       // The first watch is too old at once (b is deleted meanwhile, its event never seen); the second stays quiet.
       if (++watches === 1)
@@ -108,7 +118,10 @@ test('observeAll: a relist after 410 Gone tells the listener of the Jobs deleted
   const deadline = Date.now() + 5_000
   while (lists < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5))
   informer.stop()
-  expect(changes).toEqual(['ADDED a uid-a', 'ADDED b uid-b', 'DELETED b uid-b', 'ADDED a uid-a'])
+  // The relist tells each page as it comes, then the Jobs it did not list as deleted.
+  expect(changes).toEqual(['ADDED a uid-a', 'ADDED b uid-b', 'ADDED a uid-a', 'DELETED b uid-b'])
+  // Each list taken page by page (onPage), none of it kept as a second copy of the Jobs.
+  expect(paged).toEqual([true, true])
 })
 
 test('a watch the server never answers (no headers before the deadline) fails within the retry budget: cluster unreachable', async () => {
