@@ -13,7 +13,7 @@ import { apiErrorMessage } from './kube/errors.ts'
 import type { JobRecord } from './kube/job-record.ts'
 import type { JobsClient } from './kube/jobs-client.ts'
 import { loadKubeConfig } from './kube/kubeconfig.ts'
-import { ALL_NAMESPACES, isExpired, KEEPER_LEASE, KEEPER_SCOPE_ANNOTATION, runIdentity, takeLeases, type RunLeases } from './kube/lease.ts'
+import { ALL_NAMESPACES, KEEPER_LEASE, KEEPER_SCOPE_ANNOTATION, LeaseExpiry, runIdentity, takeLeases, type RunLeases } from './kube/lease.ts'
 import { ClusterUnreachable } from './kube/retry.ts'
 import { keeperLeaseOf } from './observe/keeper-lease.ts'
 import { archiveJob, giveUp, setHold, ttlWords } from './execute/keep.ts'
@@ -53,11 +53,13 @@ async function takeOrPass(
   const { log, signal, clock } = options
   const where = `Lease ${namespace}/${KEEPER_LEASE}`
   let waitingFor: string | undefined
+  // Expired by this process's clock (no change of it seen for its duration), never by the keeper's renewTime.
+  const expiry = new LeaseExpiry(clock)
   for (const started = clock.now(); ;) {
     const current = await client.getLease(namespace, KEEPER_LEASE)
     const holder = current?.spec?.holderIdentity || undefined
     const keeps = keeperLeaseOf(current)?.namespaces ?? []
-    if (current !== undefined && holder !== undefined && !isExpired(current, new Date(clock.now()))) {
+    if (current !== undefined && holder !== undefined && !expiry.expired(current)) {
       // A Lease that names no namespace (another let-go's) keeps them all apart: it is waited for.
       const apart = !settings.allNamespaces && keeps.length > 0 && !keeps.includes(ALL_NAMESPACES) && !settings.namespaces.some((n) => keeps.includes(n))
       if (apart) {
@@ -74,6 +76,7 @@ async function takeOrPass(
           // Held by let-go, the Lease keeps nothing: post holds no Job for it.
           annotations: { [KEEPER_SCOPE_ANNOTATION.namespaces]: '', [KEEPER_SCOPE_ANNOTATION.selector]: '' },
           waitSeconds: 0, // taken by another meanwhile: read again
+          expiry,
           info: () => undefined,
           signal,
           clock,

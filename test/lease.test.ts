@@ -110,12 +110,14 @@ describe('a Lease another run holds', () => {
     expect(await leaseExists(ns)).toBe(true) // not ours to delete
   })
 
-  test('expired (its run died 5 minutes ago): the run takes it over at once, prunes, and releases it', async () => {
+  test('expired (its run died 5 minutes ago, by its renewTime): the run does not trust the holder’s clock, sees no renewal for 30 s by its own, takes it over (past its 3 s wait-timeout), prunes, and releases it', async () => {
     await holdLease(300, 'dead-runner-4242')
+    const started = Date.now()
     const run = await runAction({ release, namespace: ns, 'wait-timeout': '3s' })
     expectSucceeded(run)
+    expect(Date.now() - started).toBeGreaterThan(30_000)
+    expect(run.stdout).toContain(`waiting for another run on the same scope to finish: dead-runner-4242 holds Lease ${ns}/${name}`)
     expect(run.stdout).toContain(`took over Lease ${ns}/${name} from dead-runner-4242: it expired`)
-    expect(run.stdout).not.toContain('waiting for another run')
     expect(outputNames(run, 'pruned')).toEqual([`${release}-migrate`])
     expect(await leaseExists(ns)).toBe(false)
   })

@@ -78,12 +78,60 @@ export function runIdentity(env: NodeJS.ProcessEnv, runUrl?: string): string {
 /** The clock's now as a MicroTime: RFC 3339 with six fractional digits, as the API server writes one. */
 const microTime = (clock: Clock): V1MicroTime => new Date(clock.now()).toISOString().replace(/Z$/, '000Z') as unknown as V1MicroTime
 
-/** The Lease's time to live is over: its holder stopped renewing it (it died, or lost the network). */
-export function isExpired(lease: V1Lease, now: Date): boolean {
-  const renewed = lease.spec?.renewTime ?? lease.spec?.acquireTime
-  if (!renewed) return true
-  const duration = lease.spec?.leaseDurationSeconds ?? LEASE_DURATION_SECONDS
-  return new Date(renewed).getTime() + duration * 1000 < now.getTime()
+/** One read of a Lease, timed on this process's clock: what tells a renewal (client-go's observedRecord) and when it was read (its observedTime). */
+export interface LeaseObservation {
+  /** When it was read: ms on this process's clock, never the holder's. */
+  at: number
+  /** Its holder; undefined when nobody holds it (released) or it is gone. */
+  holder?: string
+  /** As its holder wrote it, on the holder's clock: compared between reads, never measured against ours. */
+  renewTime?: string
+  resourceVersion?: string
+}
+
+/** `lease` as read at `at` (this process's clock); undefined: it is gone. */
+export function observationOf(lease: V1Lease | undefined, at: number): LeaseObservation {
+  const renewed = lease?.spec?.renewTime ?? lease?.spec?.acquireTime
+  return {
+    at,
+    holder: lease?.spec?.holderIdentity || undefined,
+    renewTime: renewed === undefined ? undefined : new Date(renewed as unknown as string).toISOString(),
+    resourceVersion: lease?.metadata?.resourceVersion
+  }
+}
+
+/** The Lease changed between two reads: renewed, taken by another holder, released, or rewritten. */
+export const changedBetween = (a: LeaseObservation, b: LeaseObservation): boolean =>
+  a.holder !== b.holder || a.renewTime !== b.renewTime || a.resourceVersion !== b.resourceVersion
+
+/**
+ * Whether a held Lease expired, as a candidate waiting for it judges by its own clock only, as
+ * client-go's leader election does: when its record (holder, renewTime, resourceVersion) has not
+ * changed for its leaseDurationSeconds since this process first read it so. Its renewTime is written
+ * on the holder's clock, which may be off from ours by more than the Lease lasts: a runner 30 s
+ * behind would take a live holder's Lease, one 30 s ahead would wait on a dead one.
+ */
+export class LeaseExpiry {
+  /** The first read of the record last seen. */
+  private since?: LeaseObservation
+  /** A change was seen since the first read: its holder renews it (or another took it). */
+  renewalSeen = false
+  private readonly clock: Clock
+
+  constructor(clock: Clock = realClock) {
+    this.clock = clock
+  }
+
+  /** Notes a read of `lease` made now; true when it has not changed for its duration by this clock. */
+  expired(lease: V1Lease): boolean {
+    const seen = observationOf(lease, this.clock.now())
+    if (this.since === undefined || changedBetween(this.since, seen)) {
+      this.renewalSeen ||= this.since !== undefined
+      this.since = seen
+      return false
+    }
+    return seen.at - this.since.at > (lease.spec?.leaseDurationSeconds ?? LEASE_DURATION_SECONDS) * 1000
+  }
 }
 
 /** The credentials may not use Leases (403): the run goes on without the lock, with a warning. */
@@ -117,6 +165,8 @@ export interface LeaseRequest {
    * expire and another take it. Undefined: a renewal is waited for however long it takes.
    */
   renewDeadlineMs?: number
+  /** What this process observed of the Lease already (let-go reads it before): one namespace's. Default: a fresh watch. */
+  expiry?: LeaseExpiry
 }
 
 /** A Lease this run holds: renewed in the background until release() deletes it. */
@@ -269,6 +319,7 @@ async function take(request: LeaseRequest): Promise<HeldLease> {
   const started = clock.now()
   let waitingFor: string | undefined
   let lastProgress = 0
+  const expiry = request.expiry ?? new LeaseExpiry(clock)
   for (;;) {
     if (signal?.aborted) throw leaseCancelled(cancelledBy(signal), where, waitingFor)
     const current = await client.getLease(namespace, name)
@@ -278,7 +329,7 @@ async function take(request: LeaseRequest): Promise<HeldLease> {
       continue // another run created it first: read who
     }
     const other = current.spec?.holderIdentity
-    const expired = isExpired(current, new Date(clock.now()))
+    const expired = expiry.expired(current)
     if (!other || other === holder || expired) {
       const taken = await client.replaceLease(namespace, claim(request, current))
       if (typeof taken === 'string') continue // 409: another run took it first; 404: released meanwhile
@@ -286,7 +337,10 @@ async function take(request: LeaseRequest): Promise<HeldLease> {
       return new HeldLease(request, taken)
     }
     const waited = (clock.now() - started) / 1000
-    if (waited >= request.waitSeconds) {
+    // Not given up before this run could tell a dead holder (no change for the Lease's duration,
+    // at most ours): the Lease of a run that died blocks every later run with a shorter wait-timeout otherwise.
+    const mustWatch = Math.min(current.spec?.leaseDurationSeconds ?? LEASE_DURATION_SECONDS, LEASE_DURATION_SECONDS)
+    if (waited >= request.waitSeconds && (expiry.renewalSeen || waited > mustWatch)) {
       throw new Error(
         `${where} is still held by ${other} (another job-sweeper run on the same scope) after wait-timeout ${formatDuration(request.waitSeconds)}; nothing was changed`
       )

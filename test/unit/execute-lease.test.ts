@@ -41,17 +41,34 @@ test('another run’s live Lease: the run waits up to wait-timeout, then fails n
   expect(client.lease('prod', NAME)?.spec?.holderIdentity).toBe('other-run')
 })
 
-test('an expired Lease (its run died) is taken over at once, saying from whom; the release deletes it', async () => {
+test('a dead run’s Lease is taken over once this run saw no change of it for 30 s by its own clock, its renewTime notwithstanding; the release deletes it', async () => {
+  // Its renewTime a minute ahead: its runner's clock was fast. A wait-timeout shorter than the Lease
+  // lasts still waits to see it expire, or a dead run's Lease would block every such run for good.
   const { clock, client, take, heldBy, info } = setup()
-  heldBy('dead-run', LEASE_DURATION_SECONDS + 5)
+  heldBy('dead-run', -60)
   const started = clock.now()
-  const leases = await clock.settle(take())
-  expect(clock.now() - started).toBe(0)
-  expect(info).toEqual([`took over Lease prod/${NAME} from dead-run: it expired (no renewal for over ${LEASE_DURATION_SECONDS}s)`])
+  const leases = await clock.settle(take(5))
+  expect(clock.now() - started).toBe((LEASE_DURATION_SECONDS + 1) * 1000) // read every second: the first past 30 s
+  expect(info).toEqual([
+    `waiting for another run on the same scope to finish: dead-run holds Lease prod/${NAME}`,
+    `15s: still waiting for another run on the same scope to finish: dead-run holds Lease prod/${NAME}`,
+    `30s: still waiting for another run on the same scope to finish: dead-run holds Lease prod/${NAME}`,
+    `took over Lease prod/${NAME} from dead-run: it expired (no renewal for over ${LEASE_DURATION_SECONDS}s)`
+  ])
   expect(client.lease('prod', NAME)?.spec).toEqual(expect.objectContaining({ holderIdentity: 'me', leaseTransitions: 1 }))
   await clock.settle(leases.release())
   expect(client.lease('prod', NAME)).toBeUndefined()
   expect(leases.warnings).toEqual([])
+})
+
+test('a live run’s Lease whose renewTime is 5 minutes old (its runner’s clock slow) is not taken: the run waits, then fails at wait-timeout', async () => {
+  const { clock, client, take, heldBy } = setup()
+  const renew = (): void => void clock.sleep(RENEW_EVERY_MS).then(() => (heldBy('slow-clock-run', 300), renew()))
+  heldBy('slow-clock-run', 300)
+  renew()
+  await expect(clock.settle(take(60))).rejects.toThrow(`Lease prod/${NAME} is still held by slow-clock-run`)
+  expect(client.callsOf('replaceLease')).toEqual([])
+  expect(client.lease('prod', NAME)?.spec?.holderIdentity).toBe('slow-clock-run')
 })
 
 test('positive control: a Lease the other run releases while this one waits is taken then', async () => {

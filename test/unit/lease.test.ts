@@ -3,7 +3,7 @@ import { jest } from '@jest/globals'
 import type { V1Lease } from '@kubernetes/client-node'
 import {
   HeldLease,
-  isExpired,
+  LeaseExpiry,
   LEASE_DURATION_SECONDS,
   leaseName,
   RENEW_DEADLINE_MS,
@@ -50,23 +50,23 @@ test('runIdentity: the workflow run URL (a working link) and the process, else t
   expect(runIdentity({})).toMatch(new RegExp(`^.+-${process.pid}$`))
 })
 
-describe('isExpired', () => {
-  const now = new Date('2026-01-01T12:00:00Z')
-  const lease = (renewedSecondsAgo: number | undefined, duration = LEASE_DURATION_SECONDS) => ({
-    spec: {
-      holderIdentity: 'other',
-      leaseDurationSeconds: duration,
-      renewTime: renewedSecondsAgo === undefined ? undefined : new Date(now.getTime() - renewedSecondsAgo * 1000)
-    }
+describe('LeaseExpiry: expired by this process’s clock, never by the holder’s renewTime', () => {
+  const lease = (renewTime: string, resourceVersion = '7', duration = LEASE_DURATION_SECONDS): V1Lease => ({
+    metadata: { resourceVersion },
+    spec: { holderIdentity: 'other', leaseDurationSeconds: duration, renewTime: renewTime as never }
   })
   test.each([
-    ['renewed 5s ago, duration 30s → held', lease(5), false],
-    ['renewed 30s ago, duration 30s → held (not yet past)', lease(30), false],
-    ['renewed 31s ago, duration 30s → expired', lease(31), true],
-    ['renewed 5 min ago, duration 1h → held', lease(300, 3600), false],
-    ['never renewed → expired', lease(undefined), true]
-  ])('%s', (_, l, expired) => {
-    expect(isExpired(l, now)).toBe(expired)
+    ['unchanged 30 s → held (not yet past)', [0, 30], [lease('2026-01-01T12:00:00Z')], false],
+    ['unchanged 31 s → expired', [0, 31], [lease('2026-01-01T12:00:00Z')], true],
+    ['renewTime 5 min in the past (its clock behind), first read → held', [0], [lease('2026-01-01T11:55:00Z')], false],
+    ['renewTime 1 min in the future (its clock ahead), unchanged 31 s → expired', [0, 31], [lease('2026-01-01T12:01:00Z')], true],
+    ['renewed at 20 s, then unchanged to 45 s → held', [0, 20, 45], [lease('2026-01-01T12:00:00Z'), lease('2026-01-01T12:00:10Z', '8')], false],
+    ['unchanged 5 min, duration 1 h → held', [0, 300], [lease('2026-01-01T12:00:00Z', '7', 3600)], false]
+  ] as const)('%s', (_, times, leases, expired) => {
+    let t = 0
+    const expiry = new LeaseExpiry({ now: () => t * 1000, sleep: () => Promise.resolve() })
+    const results = times.map((at, i) => ((t = at), expiry.expired(leases[Math.min(i, leases.length - 1)])))
+    expect(results.at(-1)).toBe(expired)
   })
 })
 

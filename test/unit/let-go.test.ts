@@ -119,3 +119,17 @@ test('a keeper leads that keeps none of its namespaces (the chart’s namespaces
   expect(client.lease('job-sweeper', KEEPER_LEASE)?.spec?.holderIdentity).toBe('keeper-0')
   expect(client.callsOf('replaceLease')).toEqual([])
 })
+
+test('a keeper that died, its clock a minute ahead (renewTime 60 s in the future): let-go takes its Lease once it saw no change of it for 30 s by its own clock, and lets go', async () => {
+  const { clock, client, log, run } = setup(archivedHeld('app-migrate'))
+  client.putLease('job-sweeper', {
+    metadata: { name: KEEPER_LEASE },
+    spec: { holderIdentity: 'keeper-0', leaseDurationSeconds: LEASE_DURATION_SECONDS, renewTime: new Date(clock.now() + 60_000) as never }
+  })
+  const started = clock.now()
+  expect(await run()).toBe(0)
+  expect(clock.now() - started).toBeGreaterThan(LEASE_DURATION_SECONDS * 1000)
+  expect(log[0]).toBe(`keeper --let-go: waiting for the keeper keeper-0 to stop (Lease job-sweeper/${KEEPER_LEASE})`)
+  expect(client.job('prod', 'app-migrate')?.metadata?.finalizers).toEqual([])
+  expect(client.lease('job-sweeper', KEEPER_LEASE)).toBeUndefined() // taken, then released
+})
