@@ -68,11 +68,16 @@ function notedUid(job: JobRecord): 'this' | 'not-this' | undefined {
 }
 export const isHeld = (job: JobRecord): boolean => job.metadata?.finalizers?.includes(LOGS_FINALIZER) === true
 
-/** Where the keeper archived the Job's logs and in what state, as its annotations say; undefined when it did not. */
+/**
+ * Where the keeper archived the Job's logs and in what state, as its annotations say; undefined
+ * when it did not, or when its note does not name its uid (isArchived: a note copied or planted,
+ * or an older keeper's uid-less one, is not the keeper's archive of this Job).
+ */
 export function keeperArchive(job: JobRecord): { where: string; state: string } | undefined {
+  if (!isArchived(job)) return undefined
   const annotations = job.metadata?.annotations
-  const where = annotations?.[ARCHIVE_ANNOTATION.where]
-  return where === undefined ? undefined : { where, state: annotations?.[ARCHIVE_ANNOTATION.state] ?? 'state not given' }
+  const where = annotations?.[ARCHIVE_ANNOTATION.where] ?? ''
+  return { where, state: annotations?.[ARCHIVE_ANNOTATION.state] ?? 'state not given' }
 }
 
 /** When the hold of a Job being deleted ends (ms since the epoch), or undefined when it is not being deleted. */

@@ -211,6 +211,10 @@ function planOne(job: JobRecord, observed: Observed, settings: PlanPolicy, now: 
   const archived = keeperArchive(job)
   // The keeper's archive is the Job's record: a harvest here would write a job.json listing only
   // what is left to read, over it or beside it. Nothing is saved, and the row says where it is.
+  // Only a note naming the Job's uid is the keeper's (keeperArchive): one the Job was created with
+  // (a template's, a planted one) would make its logs never saved. A Job an older keeper archived
+  // under the uid-less <namespace>/<job>/ is harvested again: the keys carry the uid, so this
+  // writes into <namespace>/<job>/<uid>/ and overwrites nothing of that archive.
   if (harvest && archived !== undefined)
     return {
       ...decided,
