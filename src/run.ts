@@ -5,14 +5,16 @@
 import { execute } from './execute/execute.ts'
 import type { ExecuteContext, RunResult } from './execute/outcome.ts'
 import { KubeJobsClient, type JobsClient } from './kube/client.ts'
+import { realClock } from './kube/clock.ts'
 import { cancelledBy } from './kube/retry.ts'
 import { loadKubeConfig } from './kube/kubeconfig.ts'
 import { takeLeases, runLeaseName, runIdentity, scopeKey } from './kube/lease.ts'
 import type { ManifestClient } from './kube/manifest-client.ts'
 import { observe, observeFailures, observeStarts, observeSweep, sweepManifest, targetNamespace } from './observe/observe.ts'
 import { whereWords, type Observed } from './observe/observed.ts'
-import { readKeeperLease } from './observe/keeper-lease.ts'
-import { keeperLine } from './plan/keeper.ts'
+import { readKeeperLease, type KeeperWatch } from './observe/keeper-lease.ts'
+import { isHeld, keeperLine } from './plan/keeper.ts'
+import { leaseLiveness } from './plan/lease-liveness.ts'
 import { checkNamespaces, missingReleaseWarning } from './observe/preconditions.ts'
 import { decidable, planPrune, type Plan, type PlannedJob } from './plan/plan.ts'
 import { planPolicy } from './plan/policy.ts'
@@ -195,43 +197,57 @@ async function observePlanExecute(phase: Phase, settings: Settings, client: Jobs
   const now = new Date()
   // The planner sees the decisions' settings only, not where the cluster is or where logs go.
   const policy = planPolicy(settings, process.env)
-  // pre and sweep: the keeper's Lease, to tell the holds no keeper runs to let go of.
-  const keeper = phase !== 'post' && settings.keeperNamespace !== undefined ? await readKeeperLease(client, settings.keeperNamespace, warn, false) : undefined
+  // Whether a keeper runs is watched on this run's clock (up to 30 s: observe/keeper-lease.ts).
+  const keeperWatch = (signal?: AbortSignal): KeeperWatch => ({ clock: realClock, decide: leaseLiveness, info: (m) => out.info(m), signal })
+  // pre and sweep: the keeper's Lease, to tell the holds no keeper runs to let go of; pre watches
+  // it while it observes the Jobs, and stops when none is held (then the answer matters to none).
+  const unneeded = new AbortController()
+  const watching =
+    phase !== 'post' && settings.keeperNamespace !== undefined
+      ? readKeeperLease(
+          client,
+          settings.keeperNamespace,
+          warn,
+          false,
+          keeperWatch(options.signal ? AbortSignal.any([options.signal, unneeded.signal]) : unneeded.signal)
+        )
+      : undefined
+  watching?.catch(() => undefined) // awaited below: an observation that fails first must not leave it unhandled
   let plan: Plan
-  switch (phase) {
-    case 'pre':
-      plan = planPrune(
-        {
-          ...(await observed(out, what, async () => withStarts(client, settings, await observe(client, settings, warn, true, (m) => out.info(m)), warn))),
-          keeper
-        },
-        policy,
-        now
-      )
-      break
-    case 'post':
-      plan = planPost(
-        await observed(out, what, async () =>
-          withFailures(client, settings, await withStarts(client, settings, await observe(client, settings, warn, false), warn))
-        ),
-        policy,
-        now
-      )
-      if (settings.keeperNamespace !== undefined && !settings.dryRun) {
-        ctx.keeper = await readKeeperLease(client, settings.keeperNamespace, warn, true)
-        if (!ctx.keeper.unread) out.info(keeperLine(ctx.keeper.namespace, ctx.keeper.lease, now))
+  try {
+    switch (phase) {
+      case 'pre': {
+        const seen = await observed(out, what, async () => withStarts(client, settings, await observe(client, settings, warn, true, (m) => out.info(m)), warn))
+        if (!seen.jobs.some(isHeld)) unneeded.abort()
+        plan = planPrune({ ...seen, keeper: await watching }, policy, now)
+        break
       }
-      break
-    case 'sweep': {
-      // Planned page by page as the list arrives: a sweep of tens of thousands of Jobs holds the
-      // decisions, not the list (see sweepPlanner).
-      const planner = sweepPlanner({ namespace: '', jobs: [], manifest: sweepManifest(settings), keeper }, policy, now)
-      plan = planner.plan(await observed(out, what, () => observeSweep(client, settings, (page) => planner.add(page))))
-      break
+      case 'post':
+        plan = planPost(
+          await observed(out, what, async () =>
+            withFailures(client, settings, await withStarts(client, settings, await observe(client, settings, warn, false), warn))
+          ),
+          policy,
+          now
+        )
+        if (settings.keeperNamespace !== undefined && !settings.dryRun) {
+          ctx.keeper = await readKeeperLease(client, settings.keeperNamespace, warn, true, keeperWatch(options.signal))
+          if (!ctx.keeper.unread) out.info(keeperLine(ctx.keeper.namespace, ctx.keeper.lease))
+        }
+        break
+      case 'sweep': {
+        // Planned page by page as the list arrives: a sweep of tens of thousands of Jobs holds the
+        // decisions, not the list (see sweepPlanner); the keeper's answer is needed before the first page.
+        const planner = sweepPlanner({ namespace: '', jobs: [], manifest: sweepManifest(settings), keeper: await watching }, policy, now)
+        plan = planner.plan(await observed(out, what, () => observeSweep(client, settings, (page) => planner.add(page))))
+        break
+      }
+      case 'preflight':
+        // Plans nothing: it runs through src/preflight/phase.ts, from main.ts and cli.ts.
+        throw new Error('preflight is not a Job phase')
     }
-    case 'preflight':
-      // Plans nothing: it runs through src/preflight/phase.ts, from main.ts and cli.ts.
-      throw new Error('preflight is not a Job phase')
+  } finally {
+    unneeded.abort() // a watch no longer awaited ends
   }
   // Cancelled while it observed: no watch, list or delete starts after (the Lease is released by the caller).
   stopIfCancelled(options.signal)

@@ -229,7 +229,7 @@ export function retentionPatch(
 function holdForKeeper(p: PlannedJob, ctx: ActionContext): ReturnType<typeof keeperTakes> | undefined {
   if (ctx.keeper === undefined || ctx.keeper.unread) return undefined
   const labels = { ...p.job.metadata?.labels, [MANAGED_LABEL]: 'true' }
-  return keeperTakes(ctx.keeper.lease, p.namespace, labels, new Date(ctx.clock.now()), matchesSelector)
+  return keeperTakes(ctx.keeper.lease, p.namespace, labels, matchesSelector)
 }
 
 /** Gives one planned Job its TTL (`ttl`), its logs saved first when asked; never throws. */

@@ -135,28 +135,26 @@ export function withFinalizer(job: JobRecord, present: boolean): string[] {
 }
 
 /**
- * How long ago the keeper's Lease was renewed (undefined: nobody holds it), and whether a keeper
- * runs by it still (renewed within its duration): what post decides on and what its log says.
+ * Why no keeper runs by `lease` (nobody holds it, or it did not change while this run watched it
+ * for its duration, by this run's clock), 'unknown' when the watch ended before it could tell (the
+ * run cancelled), or undefined when one runs (seen renewing it).
  */
-function leaseState(lease: KeeperLease, now: Date): { age?: number; running: boolean } {
-  if (!lease.holder || lease.renewedAt === undefined) return { running: false }
-  const age = (now.getTime() - lease.renewedAt.getTime()) / 1000
-  return { age, running: age <= lease.durationSeconds }
+function notRunning(lease: KeeperLease): string | 'unknown' | undefined {
+  const { liveness } = lease
+  if (!lease.holder || liveness?.state === 'free') return `no keeper: its Lease ${KEEPER_LEASE} is not held`
+  if (liveness === undefined) return 'unknown'
+  if (liveness.state === 'stale') return `no keeper: its Lease ${KEEPER_LEASE} was not renewed in the ${liveness.watchedSeconds}s this run watched it`
+  return undefined
 }
 
-/** Why no keeper runs by `lease` at `now` (nobody holds it, or it was not renewed in time), or undefined when one does. */
-function notRunning(lease: KeeperLease, now: Date): string | undefined {
-  const { age, running } = leaseState(lease, now)
-  if (age === undefined) return `no keeper: its Lease ${KEEPER_LEASE} is not held`
-  return running ? undefined : `no keeper: its Lease ${KEEPER_LEASE} was last renewed ${Math.round(age)}s ago (it lasts ${lease.durationSeconds}s)`
-}
+const UNWATCHED = `the keeper's Lease ${KEEPER_LEASE} was not watched long enough to tell whether a keeper renews it`
 
 /** Whether the keeper of `lease` keeps `namespace` (it names it, or every namespace). */
 const keepsNamespace = (lease: KeeperLease, namespace: string): boolean => lease.namespaces.includes(namespace) || lease.namespaces.includes(ALL_NAMESPACES)
 
 /**
- * Whether a keeper runs for a Job in `namespace` with `labels` (as post leaves them) at `now`: its
- * Lease is held and renewed within its duration, and its scope (namespaces and selector) takes the
+ * Whether a keeper runs for a Job in `namespace` with `labels` (as post leaves them): its Lease is
+ * held and this run saw it renewed, and its scope (namespaces and selector) takes the
  * Job. `post` adds the finalizer only then: with no keeper to remove it, a hold would keep the Job
  * until someone removed it by hand. `why` says what is missing, for the run's log.
  */
@@ -164,12 +162,11 @@ export function keeperTakes(
   lease: KeeperLease | undefined,
   namespace: string,
   labels: Record<string, string>,
-  now: Date,
   matches: (selector: string, labels: Record<string, string>) => boolean
 ): { takes: true } | { takes: false; why: string } {
   if (lease === undefined) return { takes: false, why: `no keeper: no Lease ${KEEPER_LEASE}` }
-  const down = notRunning(lease, now)
-  if (down !== undefined) return { takes: false, why: down }
+  const down = notRunning(lease)
+  if (down !== undefined) return { takes: false, why: down === 'unknown' ? UNWATCHED : down }
   if (lease.selector === undefined) return { takes: false, why: `the keeper's Lease does not say which Jobs it keeps (a keeper older than post)` }
   if (!keepsNamespace(lease, namespace))
     return { takes: false, why: `the keeper does not keep namespace ${namespace} (it keeps ${lease.namespaces.join(', ')})` }
@@ -178,29 +175,31 @@ export function keeperTakes(
 }
 
 /** One line for the run's log: the keeper post found, or why it holds no Job for one. */
-export function keeperLine(namespace: string, lease: KeeperLease | undefined, now: Date): string {
+export function keeperLine(namespace: string, lease: KeeperLease | undefined): string {
   const where = `${INPUT.keeperNamespace} '${namespace}'`
   if (lease === undefined) return `${where}: no keeper (no Lease ${KEEPER_LEASE}): no Job is held for one`
-  const { age, running } = leaseState(lease, now)
-  const seconds = age === undefined ? undefined : Math.max(0, Math.round(age))
-  if (!running)
-    return `${where}: no keeper running (its Lease ${KEEPER_LEASE} ${seconds !== undefined ? `was last renewed ${seconds}s ago` : 'is not held'}): no Job is held for one`
-  return `${where}: a keeper runs (${lease.holder}, Lease renewed ${seconds}s ago), keeping Jobs matching ${lease.selector ?? '?'} in ${lease.namespaces.includes(ALL_NAMESPACES) ? 'all namespaces' : lease.namespaces.join(', ') || '?'}: the Jobs it takes are held with ${LOGS_FINALIZER} until it archives their logs`
+  const down = notRunning(lease)
+  if (down === 'unknown') return `${where}: ${UNWATCHED}: no Job is held for one`
+  if (down !== undefined) return `${where}: ${down.replace(/^no keeper: /, 'no keeper running: ')}: no Job is held for one`
+  const seen = lease.liveness?.state === 'renewed' ? ` after ${lease.liveness.watchedSeconds}s` : ''
+  return `${where}: a keeper runs (${lease.holder}, its Lease seen renewed${seen}), keeping Jobs matching ${lease.selector ?? '?'} in ${lease.namespaces.includes(ALL_NAMESPACES) ? 'all namespaces' : lease.namespaces.join(', ') || '?'}: the Jobs it takes are held with ${LOGS_FINALIZER} until it archives their logs`
 }
 
 /**
  * Why no keeper will let go of `job`'s hold (a Job held with the keeper's finalizer), or undefined
- * when one may: its Lease is renewed and it keeps the Job's namespace (a keeper lets go of every
- * Job held in its namespaces, whatever its labels), or the Lease was not read (no keeper-namespace,
- * or refused: nothing is known, so nothing is taken from the keeper). pre and sweep save such a
+ * when one may: this run saw its Lease renewed and it keeps the Job's namespace (a keeper lets go
+ * of every Job held in its namespaces, whatever its labels), or the Lease was not read or not
+ * watched to the end (no keeper-namespace, refused, cancelled: nothing is known, so nothing is
+ * taken from the keeper). pre and sweep save such a
  * Job's logs themselves and let go of the hold: a promise nobody runs to keep would hold the Job
  * (and its namespace's deletion) for good.
  */
-export function orphanedHold(job: JobRecord, keeper: KeeperPresence | undefined, now: Date): string | undefined {
+export function orphanedHold(job: JobRecord, keeper: KeeperPresence | undefined): string | undefined {
   if (!isHeld(job) || keeper === undefined || keeper.unread) return undefined
   const { lease } = keeper
   if (lease === undefined) return `no keeper: no Lease ${KEEPER_LEASE} in ${keeper.namespace}`
-  const down = notRunning(lease, now)
+  const down = notRunning(lease)
+  if (down === 'unknown') return undefined
   if (down !== undefined) return down
   const namespace = job.metadata?.namespace ?? ''
   return keepsNamespace(lease, namespace) ? undefined : `the keeper running does not keep namespace ${namespace}`

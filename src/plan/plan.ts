@@ -194,7 +194,7 @@ function planOne(job: JobRecord, observed: Observed, settings: PlanPolicy, now: 
     return { ...known, reason: `hook Job (${hook.key}: ${hook.value}): its own hook-delete-policy manages it; set include-hooks to include it` }
   }
   const decided = { ...known, ...decide(known) }
-  const orphan = decided.action === 'delete' || decided.status === 'terminating' ? orphanedHold(job, observed.keeper, now) : undefined
+  const orphan = decided.action === 'delete' || decided.status === 'terminating' ? orphanedHold(job, observed.keeper) : undefined
   if (orphan !== undefined && settings.logsGoneWithRun !== undefined) {
     // Saved where they vanish with the run, the logs would be lost with the hold: it stays.
     const reason = `${decided.reason}; held with ${LOGS_FINALIZER} for a keeper, but ${orphan}; kept, still held: ${settings.logsGoneWithRun}, and its logs saved there would be lost with the hold (give ${INPUT.logsDir} s3://… on the run's own endpoint, such as the keeper's bucket, or a directory that stays, and the hold is let go)`

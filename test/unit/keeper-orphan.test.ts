@@ -4,6 +4,7 @@
 // leave it to the keeper. Over the fake client and clock; the cluster side is test/keeper.test.ts.
 import type { V1Pod } from '@kubernetes/client-node'
 import type { KeeperLease, KeeperPresence } from '../../src/observe/keeper-lease.ts'
+import type { LeaseLiveness } from '../../src/plan/lease-liveness.ts'
 import { LOGS_FINALIZER, orphanedHold } from '../../src/plan/keeper.ts'
 import { planPrune } from '../../src/plan/plan.ts'
 import { planPolicy } from '../../src/plan/policy.ts'
@@ -22,11 +23,12 @@ const failedPod = (name: string): V1Pod => ({
   }
 })
 
-const now = new Date('2026-12-05T12:00:00Z')
-const secondsAgo = (s: number, from = now): Date => new Date(from.getTime() - s * 1000)
-const lease = (renewedAt: Date, namespaces = ['prod']): KeeperLease => ({
+/** As this run watched the Lease (plan/lease-liveness.ts): seen renewed, or unchanged for its 30 s. */
+const RENEWED: LeaseLiveness = { running: true, state: 'renewed', watchedSeconds: 4 }
+const STALE: LeaseLiveness = { running: false, state: 'stale', watchedSeconds: 30 }
+const lease = (liveness: LeaseLiveness | undefined, namespaces = ['prod']): KeeperLease => ({
   holder: 'keeper-0',
-  renewedAt,
+  liveness,
   durationSeconds: 30,
   namespaces,
   selector: 'job-sweeper.io/managed=true'
@@ -39,18 +41,20 @@ test.each([
   ['no keeper-namespace: nothing known, nothing taken from a keeper', held, undefined, undefined],
   ['the Lease could not be read: nothing known', held, at(undefined, true), undefined],
   ['no Lease', held, at(undefined), 'no keeper: no Lease job-sweeper-keeper in job-sweeper'],
-  ['a Lease nobody holds', held, at({ ...lease(now), holder: undefined }), 'no keeper: its Lease job-sweeper-keeper is not held'],
+  ['a Lease nobody holds', held, at({ ...lease(RENEWED), holder: undefined }), 'no keeper: its Lease job-sweeper-keeper is not held'],
+  ['released while this run watched it', held, at(lease({ running: false, state: 'free' })), 'no keeper: its Lease job-sweeper-keeper is not held'],
   [
-    'renewed 45 s ago, lasting 30 s: the keeper stopped',
+    'not renewed in the 30 s this run watched it: the keeper stopped',
     held,
-    at(lease(secondsAgo(45))),
-    'no keeper: its Lease job-sweeper-keeper was last renewed 45s ago (it lasts 30s)'
+    at(lease(STALE)),
+    'no keeper: its Lease job-sweeper-keeper was not renewed in the 30s this run watched it'
   ],
-  ['renewed 5 s ago, keeping prod: the keeper lets go of it', held, at(lease(secondsAgo(5))), undefined],
-  ['renewed 5 s ago, keeping every namespace', held, at(lease(secondsAgo(5), ['*'])), undefined],
-  ['renewed 5 s ago, keeping another namespace', held, at(lease(secondsAgo(5), ['staging'])), 'the keeper running does not keep namespace prod']
+  ['the watch ended before it could tell (cancelled): nothing known, nothing taken', held, at(lease(undefined)), undefined],
+  ['seen renewed, keeping prod: the keeper lets go of it', held, at(lease(RENEWED)), undefined],
+  ['seen renewed, keeping every namespace', held, at(lease(RENEWED, ['*'])), undefined],
+  ['seen renewed, keeping another namespace', held, at(lease(RENEWED, ['staging'])), 'the keeper running does not keep namespace prod']
 ] as const)('%s', (_, job, keeper, expected) => {
-  expect(orphanedHold(job, keeper, now)).toBe(expected)
+  expect(orphanedHold(job, keeper)).toBe(expected)
 })
 
 describe('pre with keeper-namespace', () => {
@@ -67,12 +71,12 @@ describe('pre with keeper-namespace', () => {
       ex.client.removeFinalizers('prod', 'app-migrate') // the other finalizer's controller, done at once
       return result
     })
-    const keeper = at(lease(new Date(ex.clock.now() - 300_000)))
+    const keeper = at(lease(STALE))
     const plan = await ex.plan(keeper)
     expect([plan.jobs[0].action, plan.jobs[0].harvest, plan.jobs[0].letGo]).toEqual([
       'delete',
       true,
-      'no keeper: its Lease job-sweeper-keeper was last renewed 300s ago (it lasts 30s)'
+      'no keeper: its Lease job-sweeper-keeper was not renewed in the 30s this run watched it'
     ])
     const result = await ex.execute(plan)
     expect(result.errors).toEqual([])
@@ -91,7 +95,7 @@ describe('pre with keeper-namespace', () => {
 
   test('positive control: a keeper runs for it: no log saved here, the hold left to the keeper, and the wait for it to go says whose hold it is', async () => {
     const ex = executorOf({ ...inputs, 'wait-timeout': '60s' }, [failed()])
-    const keeper = at(lease(new Date(ex.clock.now())))
+    const keeper = at(lease(RENEWED))
     const plan = await ex.plan(keeper)
     expect([plan.jobs[0].action, plan.jobs[0].harvest, plan.jobs[0].letGo]).toEqual(['delete', false, undefined])
     const result = await ex.execute(plan)
@@ -150,10 +154,10 @@ describe('sweep with keeper-namespace', () => {
     expect(ex.client.job('prod', 'app-other')?.metadata?.finalizers).toEqual(['example.com/other'])
   })
 
-  test('positive control: the keeper runs (its Lease renewed now): the held Job being deleted is left to it', async () => {
+  test('positive control: the keeper runs (its Lease seen renewed): the held Job being deleted is left to it', async () => {
     const ex = executorOf(inputs, [newJob({ name: 'app-migrate', status: 'failed', labels, finalizers: [LOGS_FINALIZER] })])
     ex.client.remove('prod', 'app-migrate')
-    const plan = await ex.plan(at(lease(new Date(ex.clock.now()))))
+    const plan = await ex.plan(at(lease(RENEWED)))
     expect(plan.jobs.map((p) => [p.name, p.action, p.reason])).toEqual([['app-migrate', 'keep', 'already being deleted']])
     await ex.execute(plan)
     expect(ex.client.job('prod', 'app-migrate')?.metadata?.finalizers).toEqual([LOGS_FINALIZER])

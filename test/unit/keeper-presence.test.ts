@@ -4,6 +4,7 @@
 import type { V1Lease } from '@kubernetes/client-node'
 import { keeperLeaseOf, type KeeperLease } from '../../src/observe/keeper-lease.ts'
 import { keeperLine, keeperTakes, LOGS_FINALIZER } from '../../src/plan/keeper.ts'
+import type { LeaseLiveness } from '../../src/plan/lease-liveness.ts'
 import { TTL_AFTER_ARCHIVE } from '../../src/plan/release-ttl.ts'
 import { matchesSelector } from '../../src/settings/selector.ts'
 import { executorOf, outcomesOf } from '../fake/executor.ts'
@@ -11,13 +12,16 @@ import { newJob } from './jobs.ts'
 
 const now = new Date('2026-12-04T12:00:00Z')
 const secondsAgo = (s: number): Date => new Date(now.getTime() - s * 1000)
-const fresh: KeeperLease = {
+/** The Lease as the keeper writes it (keeperLeaseOf), not watched yet. */
+const written: KeeperLease = {
   holder: 'keeper-0',
-  renewedAt: secondsAgo(5),
   durationSeconds: 30,
   namespaces: ['prod', 'jobs'],
   selector: 'job-sweeper.io/managed=true'
 }
+/** As this run watched it (plan/lease-liveness.ts): seen renewed 4 s into the watch, or unchanged for its 30 s. */
+const fresh: KeeperLease = { ...written, liveness: { running: true, state: 'renewed', watchedSeconds: 4 } }
+const STALE: LeaseLiveness = { running: false, state: 'stale', watchedSeconds: 30 }
 const managed = { 'job-sweeper.io/managed': 'true', app: 'x' }
 
 test.each([
@@ -31,13 +35,19 @@ test.each([
     { takes: false, why: 'no keeper: its Lease job-sweeper-keeper is not held' }
   ],
   [
-    'renewed 31 s ago, lasting 30 s (the keeper stopped): not held',
-    { ...fresh, renewedAt: secondsAgo(31) },
+    'not renewed in the 30 s this run watched it (the keeper stopped): not held',
+    { ...fresh, liveness: STALE },
     'prod',
     managed,
-    { takes: false, why: 'no keeper: its Lease job-sweeper-keeper was last renewed 31s ago (it lasts 30s)' }
+    { takes: false, why: 'no keeper: its Lease job-sweeper-keeper was not renewed in the 30s this run watched it' }
   ],
-  ['renewed 30 s ago: still held', { ...fresh, renewedAt: secondsAgo(30) }, 'prod', managed, { takes: true }],
+  [
+    'the watch ended before it could tell (cancelled): not held, no promise made',
+    written,
+    'prod',
+    managed,
+    { takes: false, why: "the keeper's Lease job-sweeper-keeper was not watched long enough to tell whether a keeper renews it" }
+  ],
   ['a keeper of every namespace (its Lease says *): held in any', { ...fresh, namespaces: ['*'] as string[] }, 'staging', managed, { takes: true }],
   ['another namespace: not held', fresh, 'staging', managed, { takes: false, why: 'the keeper does not keep namespace staging (it keeps prod, jobs)' }],
   [
@@ -55,7 +65,7 @@ test.each([
     { takes: false, why: "the keeper's Lease does not say which Jobs it keeps (a keeper older than post)" }
   ]
 ] as const)('%s', (_, lease, namespace, labels, expected) => {
-  expect(keeperTakes(lease, namespace, labels, now, matchesSelector)).toEqual(expected)
+  expect(keeperTakes(lease, namespace, labels, matchesSelector)).toEqual(expected)
 })
 
 test('the Lease as the keeper writes it: holder, renewal, duration and its scope annotations', () => {
@@ -70,13 +80,13 @@ test('the Lease as the keeper writes it: holder, renewal, duration and its scope
       renewTime: secondsAgo(5) as never
     }
   }
-  expect(keeperLeaseOf(lease)).toEqual(fresh)
+  expect(keeperLeaseOf(lease)).toEqual(written)
   expect(keeperLeaseOf(undefined)).toBeUndefined()
-  expect(keeperLine('job-sweeper', fresh, now)).toBe(
-    "keeper-namespace 'job-sweeper': a keeper runs (keeper-0, Lease renewed 5s ago), keeping Jobs matching job-sweeper.io/managed=true in prod, jobs: the Jobs it takes are held with job-sweeper.io/logs until it archives their logs"
+  expect(keeperLine('job-sweeper', fresh)).toBe(
+    "keeper-namespace 'job-sweeper': a keeper runs (keeper-0, its Lease seen renewed after 4s), keeping Jobs matching job-sweeper.io/managed=true in prod, jobs: the Jobs it takes are held with job-sweeper.io/logs until it archives their logs"
   )
-  expect(keeperLine('job-sweeper', { ...fresh, renewedAt: secondsAgo(90) }, now)).toBe(
-    "keeper-namespace 'job-sweeper': no keeper running (its Lease job-sweeper-keeper was last renewed 90s ago): no Job is held for one"
+  expect(keeperLine('job-sweeper', { ...fresh, liveness: STALE })).toBe(
+    "keeper-namespace 'job-sweeper': no keeper running: its Lease job-sweeper-keeper was not renewed in the 30s this run watched it: no Job is held for one"
   )
 })
 
@@ -86,7 +96,7 @@ describe('post with keeper-namespace', () => {
 
   test('a keeper runs for the Job: its finalizer comes in the patch of its TTL’s policy, a strategic merge that keeps the Job’s own; no TTL until the archive', async () => {
     const ex = executorOf(inputs, [failed])
-    const lease = { ...fresh, renewedAt: new Date(ex.clock.now()) }
+    const lease = fresh
     const result = await ex.execute(undefined, undefined, { keeper: { namespace: 'job-sweeper', lease } })
     expect(result.errors).toEqual([])
     expect(outcomesOf(result)['app-migrate'][0]).toBe('ttl-set')
@@ -111,13 +121,13 @@ describe('post with keeper-namespace', () => {
     }
     const grace = applied({ 'f:metadata': { 'f:annotations': { 'f:job-sweeper.io/failure-grace': {} } } }, { 'job-sweeper.io/failure-grace': '7d' })
     const byGrace = executorOf(inputs, [grace])
-    await byGrace.execute(undefined, undefined, { keeper: { namespace: 'job-sweeper', lease: { ...fresh, renewedAt: new Date(byGrace.clock.now()) } } })
+    await byGrace.execute(undefined, undefined, { keeper: { namespace: 'job-sweeper', lease: fresh } })
     expect(byGrace.client.job('prod', 'app-migrate')?.metadata?.annotations?.[TTL_AFTER_ARCHIVE]).toBe('ttl 1h, failure-grace 7d')
 
     const ttl = applied({ 'f:spec': { 'f:ttlSecondsAfterFinished': {} } }, {})
     ttl.spec!.ttlSecondsAfterFinished = 600
     const byTtl = executorOf(inputs, [ttl])
-    await byTtl.execute(undefined, undefined, { keeper: { namespace: 'job-sweeper', lease: { ...fresh, renewedAt: new Date(byTtl.clock.now()) } } })
+    await byTtl.execute(undefined, undefined, { keeper: { namespace: 'job-sweeper', lease: fresh } })
     const job = byTtl.client.job('prod', 'app-migrate')
     expect([job?.spec?.ttlSecondsAfterFinished, job?.metadata?.annotations?.[TTL_AFTER_ARCHIVE], job?.metadata?.finalizers]).toEqual([
       600,
@@ -129,9 +139,9 @@ describe('post with keeper-namespace', () => {
     )
   })
 
-  test('positive control: no keeper running (its Lease not renewed for a minute): the TTL alone, by merge patch, and the log says why', async () => {
+  test('positive control: no keeper running (its Lease not renewed while watched): the TTL alone, by merge patch, and the log says why', async () => {
     const ex = executorOf(inputs, [failed])
-    const lease = { ...fresh, renewedAt: new Date(ex.clock.now() - 60_000) }
+    const lease = { ...fresh, liveness: STALE }
     const result = await ex.execute(undefined, undefined, { keeper: { namespace: 'job-sweeper', lease } })
     expect(result.errors).toEqual([])
     const [patch] = ex.client.callsOf('patchJob')
@@ -142,7 +152,7 @@ describe('post with keeper-namespace', () => {
     expect(job?.spec?.ttlSecondsAfterFinished).toBe(86400)
     expect(job?.metadata?.annotations?.[TTL_AFTER_ARCHIVE]).toBeUndefined()
     expect(ex.log.join('\n')).toContain(
-      'not held for the keeper: no keeper: its Lease job-sweeper-keeper was last renewed 60s ago (it lasts 30s), so the TTL runs from its finish'
+      'not held for the keeper: no keeper: its Lease job-sweeper-keeper was not renewed in the 30s this run watched it, so the TTL runs from its finish'
     )
   })
 })
