@@ -10,7 +10,7 @@ import { createServer } from 'node:net'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3'
-import { CoordinationV1Api } from '@kubernetes/client-node'
+import { CoordinationV1Api, V1MicroTime } from '@kubernetes/client-node'
 import { MANAGED_LABEL } from '../src/plan/retention.ts'
 import { ARCHIVE_ANNOTATION, LOGS_FINALIZER } from '../src/plan/keeper.ts'
 import { TTL_AFTER_ARCHIVE } from '../src/plan/release-ttl.ts'
@@ -32,6 +32,7 @@ import {
   type CommandResult
 } from './cluster/testenv.ts'
 import { realNodePod } from './cluster/node.ts'
+import { runCli, type CliRun } from './bin.ts'
 import { createDecoys, missingDecoys, type Decoy } from './decoys.ts'
 import { keysUnder, objectBytes, savedJob } from './s3-objects.ts'
 import { leastPrivilegeWriter, s3As } from './s3-least-privilege.ts'
@@ -106,6 +107,31 @@ async function inBucket(prefix: string, namespace: string, job: string, containe
   } finally {
     client.destroy()
   }
+}
+
+/** This process's environment (the store's credentials) and the test cluster's kubeconfig, as `run` gives them. */
+const withCluster = (): NodeJS.ProcessEnv => ({ ...process.env, KUBECONFIG: testCluster().kubeconfig })
+
+/**
+ * While the keeper is paused (SIGSTOP), its Lease renewed in its name every 3 s, as a live keeper's
+ * is: post, pre and sweep judge a keeper by whether its Lease changes, on their own clock, so a
+ * paused keeper is seen as none after 30 s. Returns the stop; the keeper, resumed, renews over it.
+ */
+function renewForPausedKeeper(leaseNamespace: string): () => void {
+  const api = kubeConfig().makeApiClient(CoordinationV1Api)
+  const timer = setInterval(() => {
+    void api
+      .readNamespacedLease({ namespace: leaseNamespace, name: 'job-sweeper-keeper' })
+      .then((lease) =>
+        api.replaceNamespacedLease({
+          namespace: leaseNamespace,
+          name: 'job-sweeper-keeper',
+          body: { ...lease, spec: { ...lease.spec, renewTime: new V1MicroTime() } }
+        })
+      )
+      .catch(() => undefined) // the keeper's own renewal won: the next one comes in 3 s
+  }, 3_000)
+  return () => clearInterval(timer)
 }
 
 /** A loopback port where nothing listens: a store that does not answer. */
@@ -352,8 +378,9 @@ test('post with keeper-namespace holds the Jobs it gives TTLs while a keeper run
     async () => keeper?.output() ?? '',
     (out) => out.includes('keeper: leading')
   )
-  const post = (...flags: string[]): CommandResult =>
-    run(process.execPath, [cli, 'post', '--namespace', ns, '--selector', 'app=keeper-post', '--harvest-logs', 'none', '--keeper-namespace', otherNs, ...flags])
+  // Not spawnSync: the Lease is renewed by this process while post runs (renewForPausedKeeper).
+  const post = (...flags: string[]): Promise<CliRun> =>
+    runCli(['post', '--namespace', ns, '--selector', 'app=keeper-post', '--harvest-logs', 'none', '--keeper-namespace', otherNs, ...flags], withCluster())
   // Not labelled managed: the keeper does not take it until post labels it.
   await createJob({ namespace: ns, name: 'app-migrate', behaviour: 'hold', labels: { app: 'keeper-post' } })
   await eventually(
@@ -362,11 +389,12 @@ test('post with keeper-namespace holds the Jobs it gives TTLs while a keeper run
     (phase) => phase === 'Running'
   )
 
-  // The keeper paused (SIGSTOP): its Lease stays fresh for 30 s, but it sees nothing.
+  // The keeper paused (SIGSTOP): it sees nothing, and its Lease is renewed in its name.
   keeper.child.kill('SIGSTOP')
   let paused = true
+  const stopRenewing = renewForPausedKeeper(otherNs)
   try {
-    const held = post()
+    const held = await post()
     expect(held.code).toBe(0)
     expect(held.stderr + held.stdout).toContain(`keeper-namespace '${otherNs}': a keeper runs`)
     expect(held.stderr + held.stdout).toContain(`held for the keeper (${LOGS_FINALIZER})`)
@@ -382,9 +410,11 @@ test('post with keeper-namespace holds the Jobs it gives TTLs while a keeper run
     await new Promise((r) => setTimeout(r, 3000))
     expect((await getJob(ns, 'app-migrate'))?.metadata?.deletionTimestamp).toBeDefined()
     expect((await coreApi().listNamespacedPod({ namespace: ns, labelSelector: 'job-name=app-migrate' })).items).toHaveLength(1)
+    stopRenewing()
     keeper.child.kill('SIGCONT')
     paused = false
   } finally {
+    stopRenewing()
     if (paused) keeper.child.kill('SIGCONT')
   }
   await eventually(
@@ -402,7 +432,7 @@ test('post with keeper-namespace holds the Jobs it gives TTLs while a keeper run
   // policy, archived at once, its TTL written as it is let go, and deleted by the TTL controller.
   const failed = await createJob({ namespace: ns, name: 'app-fail', behaviour: 'fail', labels: { app: 'keeper-post' } })
   await waitForJobCondition(ns, 'app-fail', 'Failed')
-  const ttlSet = post('--failure-grace', '5s')
+  const ttlSet = await post('--failure-grace', '5s')
   expect({ code: ttlSet.code, stderr: ttlSet.stderr }).toMatchObject({ code: 0 })
   expect(ttlSet.stderr + ttlSet.stdout).toContain(
     `(${TTL_AFTER_ARCHIVE}: ttl 1h, failure-grace 5s, the one of its outcome written as its hold is let go); held for the keeper (${LOGS_FINALIZER})`
@@ -420,7 +450,7 @@ test('post with keeper-namespace holds the Jobs it gives TTLs while a keeper run
   // No keeper running (stopped: its Lease released): post gives the TTL alone, and says why.
   expect(await keeper.stop()).toBe(0)
   await createJob({ namespace: ns, name: 'app-seed', behaviour: 'hold', labels: { app: 'keeper-post' } })
-  const alone = post()
+  const alone = await post()
   expect(alone.code).toBe(0)
   expect(alone.stderr + alone.stdout).toContain(`keeper-namespace '${otherNs}': no keeper (no Lease job-sweeper-keeper): no Job is held for one`)
   const seed = await getJob(ns, 'app-seed')
@@ -568,27 +598,32 @@ test('a keeper stopped for good holds nothing: with keeper-namespace, sweep and 
       async () => ({ job: await getJob(namespace, name), pods: (await coreApi().listNamespacedPod({ namespace, labelSelector: `job-name=${name}` })).items }),
       ({ job, pods }) => job?.metadata?.finalizers?.includes(LOGS_FINALIZER) === true && pods[0]?.status?.phase === 'Running'
     )
-  const phase = (name: string, namespace: string, ...flags: string[]): CommandResult =>
-    run(process.execPath, [
-      cli,
-      name,
-      '--namespace',
-      namespace,
-      '--selector',
-      selector,
-      '--keeper-namespace',
-      otherNs,
-      '--logs-dir',
-      `s3://${bucket}/${prefix}`,
-      '--s3-endpoint',
-      endpoint,
-      ...flags
-    ])
+  // Not spawnSync: the Lease is renewed by this process while sweep runs (renewForPausedKeeper).
+  const phase = (name: string, namespace: string, ...flags: string[]): Promise<CliRun> =>
+    runCli(
+      [
+        name,
+        '--namespace',
+        namespace,
+        '--selector',
+        selector,
+        '--keeper-namespace',
+        otherNs,
+        '--logs-dir',
+        `s3://${bucket}/${prefix}`,
+        '--s3-endpoint',
+        endpoint,
+        ...flags
+      ],
+      withCluster()
+    )
 
-  // The keeper paused: its Lease fresh, the hold of a Job kubectl deletes is left to it.
+  // The keeper paused, its Lease renewed in its name: the hold of a Job kubectl deletes is left to it.
   keeper.child.kill('SIGSTOP')
   expect(kubectl('delete', 'job', 'app-migrate', '-n', ns, '--wait=false').code).toBe(0)
-  const leftToIt = phase('sweep', ns)
+  const stopRenewing = renewForPausedKeeper(otherNs)
+  const leftToIt = await phase('sweep', ns)
+  stopRenewing()
   expect({ code: leftToIt.code, stderr: leftToIt.stderr }).toMatchObject({ code: 0 })
   const waiting = await getJob(ns, 'app-migrate')
   expect([waiting?.metadata?.deletionTimestamp !== undefined, waiting?.metadata?.finalizers]).toEqual([true, [LOGS_FINALIZER]])
@@ -611,10 +646,10 @@ test('a keeper stopped for good holds nothing: with keeper-namespace, sweep and 
     (pastDue) => pastDue > 1000,
     60_000
   )
-  const swept = phase('sweep', ns)
+  const swept = await phase('sweep', ns)
   expect({ code: swept.code, stderr: swept.stderr }).toMatchObject({ code: 0 })
   expect(swept.stdout + swept.stderr).toContain(
-    `let go of the keeper's hold on Job ${ns}/app-migrate (no keeper: its Lease job-sweeper-keeper was last renewed`
+    `let go of the keeper's hold on Job ${ns}/app-migrate (no keeper: its Lease job-sweeper-keeper was not renewed in the 30s this run watched it`
   )
   await eventually(
     'the deleted Job to go',
@@ -632,7 +667,7 @@ test('a keeper stopped for good holds nothing: with keeper-namespace, sweep and 
     () => getJob(doomed, 'app-seed'),
     (j) => j?.metadata?.deletionTimestamp !== undefined
   )
-  const sweptDoomed = phase('sweep', doomed)
+  const sweptDoomed = await phase('sweep', doomed)
   expect({ code: sweptDoomed.code, stderr: sweptDoomed.stderr }).toMatchObject({ code: 0 })
   await eventually(
     'the namespace to be gone',
@@ -640,10 +675,13 @@ test('a keeper stopped for good holds nothing: with keeper-namespace, sweep and 
     (there) => !there,
     90_000
   )
-  expect((await inBucket(prefix, doomed, 'app-seed')).keys).toContain(`${prefix}/${doomed}/app-seed/job.json`)
+  // Saved by the sweep in the Job's uid's folder, as every phase saves (#34).
+  const doomedSeed = await inBucket(prefix, doomed, 'app-seed')
+  expect(doomedSeed.jobFile?.uid).toBeDefined()
+  expect(doomedSeed.keys).toContain(`${prefix}/${doomed}/app-seed/${doomedSeed.jobFile?.uid}/job.json`)
 
   // pre deletes the held running Job (on-running: delete): its logs saved, the hold let go, and it is seen gone.
-  const pre = phase('pre', ns, '--on-running', 'delete', '--harvest-logs', 'none')
+  const pre = await phase('pre', ns, '--on-running', 'delete', '--harvest-logs', 'none')
   expect({ code: pre.code, stderr: pre.stderr }).toMatchObject({ code: 0 })
   expect(pre.stdout + pre.stderr).toContain(`let go of the keeper's hold on Job ${ns}/app-worker`)
   expect(await getJob(ns, 'app-worker')).toBeUndefined()
