@@ -93,9 +93,10 @@ zipTest('pre clears the prior migration Job, helm upgrade goes through, a later 
   const zip = artifactsIn(artifacts).get('job-sweeper-logs-deploy-post')
   expect([...artifactsIn(artifacts).keys()]).toEqual(['job-sweeper-logs-deploy-post'])
   const seedPod = (await podsOfJob(ns, seed))[0]
-  expect(zipEntries(zip as string)).toEqual([`${ns}/${release}-seed/${seedPod}/seed.log`, `${ns}/${release}-seed/job.json`, 'job-sweeper-post.json'].sort())
-  expect(zipEntry(zip as string, `${ns}/${release}-seed/${seedPod}/seed.log`).toString()).toBe(kubectlLogs(ns, seedPod))
-  expect(JSON.parse(zipEntry(zip as string, `${ns}/${release}-seed/job.json`).toString())).toMatchObject({
+  const seedDir = `${ns}/${release}-seed/${seed.metadata?.uid}`
+  expect(zipEntries(zip as string)).toEqual([`${seedDir}/${seedPod}/seed.log`, `${seedDir}/job.json`, 'job-sweeper-post.json'].sort())
+  expect(zipEntry(zip as string, `${seedDir}/${seedPod}/seed.log`).toString()).toBe(kubectlLogs(ns, seedPod))
+  expect(JSON.parse(zipEntry(zip as string, `${seedDir}/job.json`).toString())).toMatchObject({
     name: `${release}-seed`,
     status: 'failed',
     savedBy: { phase: 'post' }
@@ -156,8 +157,9 @@ zipTest(
     // The failed post step uploaded the failed migration's logs all the same (upload-logs).
     const zip = artifactsIn(artifacts).get('job-sweeper-logs-deploy-post') as string
     const pod = (await podsOfJob(ns, migrate as V1Job))[0]
-    expect(zipEntries(zip)).toEqual([`${ns}/${release}-migrate/${pod}/migrate.log`, `${ns}/${release}-migrate/job.json`, 'job-sweeper-post.json'].sort())
-    expect(zipEntry(zip, `${ns}/${release}-migrate/${pod}/migrate.log`).toString()).toBe(kubectlLogs(ns, pod))
+    const migrateDir = `${ns}/${release}-migrate/${migrate?.metadata?.uid}`
+    expect(zipEntries(zip)).toEqual([`${migrateDir}/${pod}/migrate.log`, `${migrateDir}/job.json`, 'job-sweeper-post.json'].sort())
+    expect(zipEntry(zip, `${migrateDir}/${pod}/migrate.log`).toString()).toBe(kubectlLogs(ns, pod))
   }
 )
 
@@ -196,11 +198,13 @@ zipTest(
     expect(outputs['logs-artifact']).toBe('job-sweeper-logs-cancelled-post')
     expect(outputs['logs-artifact-url']).toMatch(/\/actions\/runs\/\d+\/artifacts\/\d+$/)
     const zip = artifactsIn(artifacts).get('job-sweeper-logs-cancelled-post') as string
-    const pod = (await podsOfJob(ns, (await getJob(ns, `${release}-seed`)) as V1Job))[0]
-    const keys = [`${ns}/${release}-seed/${pod}/main.log`, `${ns}/${release}-seed/job.json`]
+    const seed = (await getJob(ns, `${release}-seed`)) as V1Job
+    const pod = (await podsOfJob(ns, seed))[0]
+    const seedDir = `${ns}/${release}-seed/${seed.metadata?.uid}`
+    const keys = [`${seedDir}/${pod}/main.log`, `${seedDir}/job.json`]
     expect(zipEntries(zip)).toEqual([...keys, 'job-sweeper-post.json'].sort())
     for (const key of keys) expect([key, zipEntry(zip, key).equals(readFileSync(join(logsDir, key)))]).toEqual([key, true])
-    expect(zipEntry(zip, `${ns}/${release}-seed/${pod}/main.log`).toString()).toBe(kubectlLogs(ns, pod))
+    expect(zipEntry(zip, `${seedDir}/${pod}/main.log`).toString()).toBe(kubectlLogs(ns, pod))
     const report = JSON.parse(zipEntry(zip, 'job-sweeper-post.json').toString()) as { errors: string[] }
     expect(report.errors.join('\n')).toContain('the run was cancelled (SIGINT)')
   },

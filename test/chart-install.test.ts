@@ -32,6 +32,7 @@ import { createDecoys, missingDecoys, type Decoy } from './decoys.ts'
 import { imageRootfs, runAsPod, type PodRun } from './in-pod.ts'
 import { keysUnder, objectBytes } from './s3-objects.ts'
 import { release } from './scenario.ts'
+import { savedFolder } from './saved-folder.ts'
 
 const chart = join(import.meta.dirname, '..', 'charts', 'job-sweeper')
 const suffix = randomBytes(3).toString('hex')
@@ -247,7 +248,7 @@ test('installed for all namespaces: the CronJob’s command, as its ServiceAccou
   for (const j of swept) expect(await getJob(j.namespace, j.name)).toBeUndefined()
   for (const j of kept) expect([j.name, (await getJob(j.namespace, j.name))?.metadata?.uid]).toEqual([j.name, j.uid])
   // The failed Job's log went to the CronJob's scratch volume (--logs-dir /scratch/logs).
-  const logs = join(run.mounts.get('/scratch') ?? '-', 'logs', ns, 'expired-failed')
+  const logs = savedFolder(join(run.mounts.get('/scratch') ?? '-', 'logs'), ns, 'expired-failed', swept.find((j) => j.name === 'expired-failed')?.uid)
   const [pod] = existsSync(logs) ? readdirSync(logs).filter((f) => f !== 'job.json') : []
   expect(readFileSync(join(logs, pod ?? '-', 'main.log'), 'utf8')).toContain('migrate: ERROR: relation "tuples" already exists') // kwok's pod.log
 })
@@ -382,7 +383,7 @@ test('logs.s3: the CronJob’s sweep saves the failed Job’s log and job.json t
   const docs = installed(s3Release)
   const container = sweepContainer(docs)
   expect(container.args).toEqual(expect.arrayContaining(['--logs-dir', `s3://${Bucket}/${prefix}`, '--s3-endpoint', endpoint]))
-  await expiredJob(ns, 's3-expired')
+  const s3Uid = await expiredJob(ns, 's3-expired')
   await expire()
   const run = await runAsPod(home, serviceAccountOf(docs), container, rootfs, ['--json'])
   expect(run.code).toBe(0)
@@ -394,7 +395,7 @@ test('logs.s3: the CronJob’s sweep saves the failed Job’s log and job.json t
   try {
     const keys = await keysUnder(s3, Bucket, `${prefix}/${ns}/s3-expired/`)
     expect(keys.some((k) => k.endsWith('/main.log'))).toBe(true)
-    expect(keys).toContain(`${prefix}/${ns}/s3-expired/job.json`)
+    expect(keys).toContain(`${prefix}/${ns}/s3-expired/${s3Uid}/job.json`)
     const log = keys.find((k) => k.endsWith('/main.log')) ?? ''
     expect((await objectBytes(s3, Bucket, log)).toString()).toContain('migrate: ERROR: relation "tuples" already exists') // kwok's pod.log
     // On the scratch volume, only the report file (TMPDIR/job-sweeper/logs): no log.
@@ -435,13 +436,13 @@ test('logs.persistence: a claim the chart creates (kept on uninstall), mounted a
   expect(podSpec?.securityContext?.fsGroup).toBe(1000)
   expect(podSpec?.volumes?.find((v) => v.name === 'logs')?.persistentVolumeClaim?.claimName).toBe(claim.metadata.name)
 
-  await expiredJob(ns, 'pvc-expired')
+  const pvcUid = await expiredJob(ns, 'pvc-expired')
   await expire()
   const run = await runAsPod(home, serviceAccountOf(docs), container, rootfs, ['--json'])
   expect(run.code).toBe(0)
   expect(resultOf(run).pruned.map((j) => `${j.namespace}/${j.name}`)).toContain(`${ns}/pvc-expired`)
   // The log is on the claim; the scratch volume holds nothing of it.
-  const logs = join(run.mounts.get('/logs') ?? '-', ns, 'pvc-expired')
+  const logs = savedFolder(run.mounts.get('/logs') ?? '-', ns, 'pvc-expired', pvcUid)
   const [pod] = existsSync(logs) ? readdirSync(logs).filter((f) => f !== 'job.json') : []
   expect(readFileSync(join(logs, pod ?? '-', 'main.log'), 'utf8')).toContain('migrate: ERROR: relation "tuples" already exists')
   expect(existsSync(join(logs, 'job.json'))).toBe(true)
@@ -517,7 +518,7 @@ test('keeper.enabled with allNamespaces: the keeper keeps every namespace (--all
   ]).toEqual(['yes', 'yes', 'no', 'no'])
   // No keeper runs (no Lease): a held Job kubectl deleted is saved to the bucket by the sweep, and let go.
   const narrowed = { [MANAGED_LABEL]: 'true', 'job-sweeper.test/chart': suffix } // suites share the cluster: this test's Jobs only
-  await createJob({ namespace: otherNs, name: 'keeper-orphan', behaviour: 'fail', labels: narrowed })
+  const orphan = await createJob({ namespace: otherNs, name: 'keeper-orphan', behaviour: 'fail', labels: narrowed })
   await waitForJobCondition(otherNs, 'keeper-orphan', 'Failed')
   expect(
     kubectl('patch', 'job', 'keeper-orphan', '-n', otherNs, '--type=merge', '-p', JSON.stringify({ metadata: { finalizers: ['job-sweeper.io/logs'] } })).code
@@ -540,7 +541,7 @@ test('keeper.enabled with allNamespaces: the keeper keeps every namespace (--all
   const store = new S3Client({ endpoint: process.env.JOB_SWEEPER_S3_ENDPOINT, forcePathStyle: true })
   try {
     expect(await keysUnder(store, process.env.JOB_SWEEPER_S3_BUCKET ?? '', `chart-keeper-${suffix}/${otherNs}/keeper-orphan/`)).toContain(
-      `chart-keeper-${suffix}/${otherNs}/keeper-orphan/job.json`
+      `chart-keeper-${suffix}/${otherNs}/keeper-orphan/${orphan.metadata?.uid}/job.json`
     )
   } finally {
     store.destroy()

@@ -10,6 +10,7 @@ import { useFaultProxy } from './faults/fixture.ts'
 import type { FaultProxy } from './faults/proxy.ts'
 import { expectNoStackTrace, expectPrunedOnce, runThrough } from './faults/product.ts'
 import { release, releaseAnnotations, useScenario } from './scenario.ts'
+import { savedFolder } from './saved-folder.ts'
 
 const scenario = useScenario('harvest')
 const faults = useFaultProxy()
@@ -70,7 +71,7 @@ test('a suspended Job with a failed pod: the pod’s log is saved before the Job
   expectNoStackTrace(run)
   expect(run.code).toBe(0)
   expect(JSON.parse(run.outputs.pruned)).toEqual([expect.objectContaining({ name, status: 'suspended' })])
-  expect(readFileSync(join(dir, ns, name, failedPod, 'main.log'), 'utf8')).toContain('migrate: applying')
+  expect(readFileSync(join(savedFolder(dir, ns, name, job.metadata?.uid), failedPod, 'main.log'), 'utf8')).toContain('migrate: applying')
   // Read before the delete.
   const order = proxy.requests.all.map((r) => `${r.method} ${r.path}`)
   expect(order.findIndex((r) => r.endsWith(`/pods/${failedPod}/log`))).toBeGreaterThanOrEqual(0)

@@ -13,6 +13,7 @@ import { coreApi, createJob, createNamespace, deleteNamespace, getJob, kubectl, 
 import { createDecoys, missingDecoys, type Decoy } from './decoys.ts'
 import { imageRootfs, runAsPod } from './in-pod.ts'
 import { release } from './scenario.ts'
+import { savedFolder } from './saved-folder.ts'
 
 const examples = join(import.meta.dirname, '..', 'examples', 'in-cluster')
 const suffix = randomBytes(3).toString('hex')
@@ -172,7 +173,7 @@ test('the CronJob’s sweep, as its ServiceAccount with only the ClusterRole, de
     expect([c.name, job?.metadata?.uid]).toEqual([c.name, c.swept ? undefined : uids.get(c.name)])
   }
   // Saving a failed Job's logs and recording an Event took the pods/log and events rights.
-  const logs = join(run.mounts.get('/scratch') ?? '-', 'logs', ns, 'expired-failed')
+  const logs = savedFolder(join(run.mounts.get('/scratch') ?? '-', 'logs'), ns, 'expired-failed', uids.get('expired-failed'))
   const [pod] = existsSync(logs) ? readdirSync(logs).filter((f) => f !== 'job.json') : []
   expect(readFileSync(join(logs, pod ?? '-', 'main.log'), 'utf8')).toContain('migrate: ERROR: relation "tuples" already exists') // kwok's pod.log
   const events = await coreApi().listNamespacedEvent({ namespace: ns, fieldSelector: 'reason=JobSwept' })

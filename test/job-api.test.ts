@@ -8,6 +8,7 @@ import { isFinished, jobStatus } from '../src/plan/predicates.ts'
 import { outputNames, runAction } from './action.ts'
 import { createJob, eventually, getJob, kubectl, podsOfJob, waitForJobCondition, type TestJob } from './cluster/testenv.ts'
 import { release, releaseAnnotations, useScenario } from './scenario.ts'
+import { savedFolder } from './saved-folder.ts'
 
 const scenario = useScenario('jobapi')
 let ns: string
@@ -105,7 +106,7 @@ describe('every pod of a Job has its logs saved before the Job is deleted', () =
     expect(run.code).toBe(0)
     expect(outputNames(run, 'pruned')).toEqual([spec.name])
     expect(await getJob(ns, spec.name)).toBeUndefined()
-    return { job, pods, jobDir: join(logsDir, ns, spec.name) }
+    return { job, pods, jobDir: savedFolder(logsDir, ns, spec.name, job.metadata?.uid) }
   }
 
   test('an Indexed Job with completions 3 (harvest-logs all): one log per pod, each index', async () => {

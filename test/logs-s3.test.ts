@@ -61,7 +61,7 @@ afterAll(async () => {
 })
 
 /** A failed Job of the release, run to its end; its pod's name, and its log as `kubectl logs` prints it (bytes). */
-async function failedReleaseJob(ns: string, name: string): Promise<{ pod: string; kubectlLog: Buffer }> {
+async function failedReleaseJob(ns: string, name: string): Promise<{ pod: string; uid: string; kubectlLog: Buffer }> {
   const job = await createJob({ namespace: ns, name, behaviour: 'fail', annotations: releaseAnnotations(ns) })
   await waitForJobCondition(ns, name, 'Failed')
   const pods = await coreApi().listNamespacedPod({ namespace: ns, labelSelector: `batch.kubernetes.io/controller-uid=${job.metadata?.uid}` })
@@ -71,7 +71,7 @@ async function failedReleaseJob(ns: string, name: string): Promise<{ pod: string
     env: { ...process.env, KUBECONFIG: cluster.kubeconfig, PATH: `${cluster.binDir}:${process.env.PATH}` }
   })
   expect(printed.status).toBe(0)
-  return { pod, kubectlLog: printed.stdout }
+  return { pod, uid: job.metadata?.uid ?? '', kubectlLog: printed.stdout }
 }
 
 /** Everything the run printed or wrote on the runner, for a secret to be looked for in. */
@@ -86,7 +86,7 @@ const errorLines = (run: ActionRun): string[] => run.stdout.split('\n').filter((
 test('pre with logs-dir s3://bucket/prefix: the failed Job’s log (byte for byte what kubectl logs prints) and its job.json are in the bucket, then the Job is deleted', async () => {
   const ns = scenario.ns
   const name = `${release}-migrate`
-  const { pod, kubectlLog } = await failedReleaseJob(ns, name)
+  const { pod, uid, kubectlLog } = await failedReleaseJob(ns, name)
   const url = `s3://${Bucket}/${prefix}/pre`
   const run = await runAction({ release, namespace: ns, 'logs-dir': url }, { env: s3Env() })
   expectNoStackTrace(run)
@@ -94,8 +94,8 @@ test('pre with logs-dir s3://bucket/prefix: the failed Job’s log (byte for byt
   expect(outputNames(run, 'pruned')).toEqual([name])
   expect(await getJob(ns, name)).toBeUndefined()
   expect(run.outputs['logs-dir']).toBe(url)
-  // The object layout is the disk layout, under the prefix: the log, and job.json beside the pod's folder.
-  const jobPrefix = `${prefix}/pre/${ns}/${name}`
+  // The object layout is the disk layout, under the prefix (the Job's uid under its name): the log, and job.json beside the pod's folder.
+  const jobPrefix = `${prefix}/pre/${ns}/${name}/${uid}`
   expect(await keysUnder(client, Bucket, `${prefix}/pre/`)).toEqual([`${jobPrefix}/${pod}/main.log`, `${jobPrefix}/job.json`])
   const log = await objectBytes(client, Bucket, `${jobPrefix}/${pod}/main.log`)
   expect(log.length).toBeGreaterThan(0)
@@ -107,6 +107,7 @@ test('pre with logs-dir s3://bucket/prefix: the failed Job’s log (byte for byt
     format: 'job-sweeper.io/job/v1',
     namespace: ns,
     name,
+    uid,
     savedBy: { phase: 'pre' },
     status: 'failed',
     failureReason: expect.stringContaining(`pod ${pod}: container main exit code 1`),
@@ -124,15 +125,15 @@ test('pre with logs-dir s3://bucket/prefix: the failed Job’s log (byte for byt
 test('post and the CLI’s sweep save to the bucket as pre does: post before the failed Job’s TTL is set, the sweep before it deletes it', async () => {
   const ns = scenario.ns
   const name = `${release}-migrate`
-  const { pod, kubectlLog } = await failedReleaseJob(ns, name)
+  const { pod, uid, kubectlLog } = await failedReleaseJob(ns, name)
   const url = `s3://${Bucket}/${prefix}/post-sweep`
   const post = await runAction({ phase: 'post', release, namespace: ns, 'failure-grace': '1h', 'logs-dir': url }, { env: s3Env() })
   expectNoStackTrace(post)
   expect({ code: post.code, errors: errorLines(post) }).toEqual({ code: 0, errors: [] })
   expect(outputNames(post, 'ttl-set')).toEqual([name])
-  const key = `${prefix}/post-sweep/${ns}/${name}/${pod}/main.log`
+  const key = `${prefix}/post-sweep/${ns}/${name}/${uid}/${pod}/main.log`
   expect((await objectBytes(client, Bucket, key)).equals(kubectlLog)).toBe(true)
-  const postFile = JSON.parse((await objectBytes(client, Bucket, `${prefix}/post-sweep/${ns}/${name}/job.json`)).toString('utf8')) as JobFile
+  const postFile = JSON.parse((await objectBytes(client, Bucket, `${prefix}/post-sweep/${ns}/${name}/${uid}/job.json`)).toString('utf8')) as JobFile
   expect(postFile.savedBy.phase).toBe('post')
   // The sweep (the CLI) finds a failed Job post did not manage past a failure-grace of 0s, saves its
   // log, then deletes it; the one post gave a TTL waits for it.
@@ -145,8 +146,8 @@ test('post and the CLI’s sweep save to the bucket as pre does: post before the
   expect(json.pruned.map((j) => j.name)).toEqual([seed])
   expect(json['logs-dir']).toBe(url)
   expect(sweep.stdout).not.toContain(secret)
-  expect((await objectBytes(client, Bucket, `${prefix}/post-sweep/${ns}/${seed}/${other.pod}/main.log`)).equals(other.kubectlLog)).toBe(true)
-  const sweepFile = JSON.parse((await objectBytes(client, Bucket, `${prefix}/post-sweep/${ns}/${seed}/job.json`)).toString('utf8')) as JobFile
+  expect((await objectBytes(client, Bucket, `${prefix}/post-sweep/${ns}/${seed}/${other.uid}/${other.pod}/main.log`)).equals(other.kubectlLog)).toBe(true)
+  const sweepFile = JSON.parse((await objectBytes(client, Bucket, `${prefix}/post-sweep/${ns}/${seed}/${other.uid}/job.json`)).toString('utf8')) as JobFile
   expect(sweepFile.savedBy.phase).toBe('sweep')
   expect(await getJob(ns, seed)).toBeUndefined()
   expect(await getJob(ns, name)).toBeDefined()
@@ -211,14 +212,14 @@ test('a store that does not answer (a closed loopback port): the SDK’s bounded
 test('the s3-endpoint input names the store, before the SDK’s own variable (here a closed port, which would fail)', async () => {
   const ns = scenario.ns
   const name = `${release}-migrate`
-  const { pod, kubectlLog } = await failedReleaseJob(ns, name)
+  const { pod, uid, kubectlLog } = await failedReleaseJob(ns, name)
   const url = `s3://${Bucket}/${prefix}/endpoint-input`
   const env = s3Env({ AWS_ENDPOINT_URL_S3: `http://127.0.0.1:${await closedPort()}` })
   const run = await runAction({ release, namespace: ns, 'logs-dir': url, 's3-endpoint': endpoint }, { env })
   expectNoStackTrace(run)
   expect({ code: run.code, errors: errorLines(run) }).toEqual({ code: 0, errors: [] })
   expect(outputNames(run, 'pruned')).toEqual([name])
-  const key = `${prefix}/endpoint-input/${ns}/${name}/${pod}/main.log`
+  const key = `${prefix}/endpoint-input/${ns}/${name}/${uid}/${pod}/main.log`
   expect((await objectBytes(client, Bucket, key)).equals(kubectlLog)).toBe(true)
 })
 

@@ -13,6 +13,7 @@ import type { FaultProxy } from './faults/proxy.ts'
 import { expectNoStackTrace, expectPrunedOnce, heldReleaseJob, runThrough } from './faults/product.ts'
 import { release, releaseAnnotations, useScenario } from './scenario.ts'
 import { createServiceAccount, exampleRbac, tokenKubeconfig } from './service-account.ts'
+import { savedFolder } from './saved-folder.ts'
 
 const scenario = useScenario('lossless')
 const faults = useFaultProxy()
@@ -100,7 +101,7 @@ describe('a log that cannot be read', () => {
     expectNoStackTrace(run)
     expect(run.code).toBe(0)
     expect(cut.fired).toBe(1)
-    expect(readFileSync(join(dir, ns, name, pod, 'main.log'), 'utf8')).toBe(log) // not half of it twice
+    expect(readFileSync(join(savedFolder(dir, ns, name), pod, 'main.log'), 'utf8')).toBe(log) // not half of it twice
     await expectPrunedOnce(ns, [name])
   })
 })
@@ -112,8 +113,8 @@ test('on-running: delete saves the running Job’s logs so far (harvest-logs fai
   const run = await runThrough(proxy, { release, namespace: ns, 'on-running': 'delete', 'logs-dir': dir })
   expectNoStackTrace(run)
   expect(run.code).toBe(0)
-  const [pod] = readdirSync(join(dir, ns, name)).filter((f) => f !== 'job.json')
-  expect(readFileSync(join(dir, ns, name, pod, 'main.log'), 'utf8')).toContain('migrate: applying 0042_add_tuples_index')
+  const [pod] = readdirSync(savedFolder(dir, ns, name)).filter((f) => f !== 'job.json')
+  expect(readFileSync(join(savedFolder(dir, ns, name), pod, 'main.log'), 'utf8')).toContain('migrate: applying 0042_add_tuples_index')
   // The log was read before the Job was deleted.
   const order = proxy.requests.all.map((r) => `${r.method} ${r.path}`)
   expect(order.findIndex((r) => r.endsWith(`/pods/${pod}/log`))).toBeLessThan(order.findIndex((r) => r.startsWith('DELETE')))
@@ -132,7 +133,7 @@ test('a log longer than max-log-bytes keeps its start and its end, with a marker
   // then the end: the last line whole (the partial line before it is counted as cut).
   const last = log.trimEnd().split('\n').at(-1) ?? ''
   const cut = log.length - 25 - (last.length + 1)
-  expect(readFileSync(join(dir, ns, name, pod, 'main.log'), 'utf8')).toBe(`${log.slice(0, 25)}\n${cutMarker(cut)}\n${last}\n`)
+  expect(readFileSync(join(savedFolder(dir, ns, name), pod, 'main.log'), 'utf8')).toBe(`${log.slice(0, 25)}\n${cutMarker(cut)}\n${last}\n`)
   expect(run.summary).toContain(`logs of Job ${ns}/${name}: 1 log(s) longer than max-log-bytes (100 bytes): their start and end are saved, the middle is cut`)
   // The failed Job's last lines in the summary end with the log's last line, where its error is.
   const tail = /<summary>Last lines of failed Job [^<]*<\/summary>\n\n<pre>([^<]*)<\/pre>/.exec(run.summary)?.[1] ?? ''
@@ -148,7 +149,7 @@ test('a log of exactly max-log-bytes is saved whole, without a marker (beside th
   const run = await runAction({ release, namespace: ns, 'logs-dir': dir, 'max-log-bytes': String(size) })
   expectNoStackTrace(run)
   expect(run.code).toBe(0)
-  expect(readFileSync(join(dir, ns, name, pod, 'main.log'), 'utf8')).toBe(log)
+  expect(readFileSync(join(savedFolder(dir, ns, name), pod, 'main.log'), 'utf8')).toBe(log)
   expect(run.summary).not.toContain('longer than max-log-bytes')
   await expectPrunedOnce(ns, [name])
 })
@@ -161,7 +162,7 @@ test('post, failure-grace 0: a failed Job’s logs are on disk before its TTL is
   expectNoStackTrace(run)
   expect(run.code).toBe(0)
   expect(outputNames(run, 'ttl-set')).toEqual([name])
-  expect(readFileSync(join(dir, ns, name, pod, 'main.log'), 'utf8')).toBe(log)
+  expect(readFileSync(join(savedFolder(dir, ns, name), pod, 'main.log'), 'utf8')).toBe(log)
   const order = proxy.requests.all.map((r) => `${r.method} ${r.path}`)
   expect(order.findIndex((r) => r.endsWith(`/pods/${pod}/log`))).toBeLessThan(order.findIndex((r) => r.startsWith('PATCH')))
 })

@@ -18,6 +18,7 @@ import {
   type TestJob
 } from './cluster/testenv.ts'
 import { finishedReleaseJob, helmChart, release, releaseAnnotations, useScenario } from './scenario.ts'
+import { savedFolder } from './saved-folder.ts'
 
 // No decoy may get a TTL or job-sweeper's annotations either.
 const scenario = useScenario('post', async (decoys) => {
@@ -129,8 +130,8 @@ test('wait-for-jobs with a failing migration: the step fails, its logs are saved
   expect(outputNames(run, 'waited')).toEqual([`${release}-migrate`])
   const job = await getJob(ns, `${release}-migrate`)
   expect(job?.spec?.ttlSecondsAfterFinished).toBe(172800)
-  const jobDir = join(logsDir, ns, `${release}-migrate`)
-  // One pod's folder, and job.json beside it.
+  const jobDir = savedFolder(logsDir, ns, `${release}-migrate`, job?.metadata?.uid)
+  // One pod's folder, and job.json beside it, in the Job's uid's folder.
   const [pod] = readdirSync(jobDir).filter((f) => f !== 'job.json')
   expect(readdirSync(jobDir).sort()).toEqual([pod, 'job.json'].sort())
   expect(existsSync(join(jobDir, pod, 'migrate.log'))).toBe(true)
@@ -140,7 +141,9 @@ test('wait-for-jobs with a failing migration: the step fails, its logs are saved
     `**❌ 1 failed: Job ${ns}/${release}-migrate failed: BackoffLimitExceeded (its pods failed more often than backoffLimit allows)`
   )
   // Its row: waited, then given its TTL, and where its log is, relative to logs-dir.
-  expect(run.summary).toMatch(new RegExp(`\\| waited [^|]+, then TTL set \\| .* \\| <code>${ns}/${release}-migrate/${pod}/migrate.log</code> \\|`))
+  expect(run.summary).toMatch(
+    new RegExp(`\\| waited [^|]+, then TTL set \\| .* \\| <code>${ns}/${release}-migrate/${job?.metadata?.uid}/${pod}/migrate.log</code> \\|`)
+  )
 })
 
 test('a Job that finished before the post phase: its TTL counts from its finish time', async () => {
@@ -229,7 +232,7 @@ testOnRealNode('wait-for-jobs on a new Job that never starts: the step fails wel
 
 /** The record post saved of a stuck Job: job.json saying why, and a never-ran note for its container. */
 function expectStuckRecord(logsDir: string, job: string, why: string): void {
-  const file = JSON.parse(readFileSync(join(logsDir, ns, job, 'job.json'), 'utf8')) as {
+  const file = JSON.parse(readFileSync(join(savedFolder(logsDir, ns, job), 'job.json'), 'utf8')) as {
     status: string
     failureReason?: string
     neverRan: string[]
@@ -237,9 +240,9 @@ function expectStuckRecord(logsDir: string, job: string, why: string): void {
   }
   expect([file.status, file.savedBy.phase, file.failureReason]).toEqual(['stuck', 'post', expect.stringContaining(why)])
   expect(file.neverRan).toEqual([expect.stringMatching(/never ran|waiting|Pending/)])
-  const pods = readdirSync(join(logsDir, ns, job)).filter((f) => f !== 'job.json')
+  const pods = readdirSync(savedFolder(logsDir, ns, job)).filter((f) => f !== 'job.json')
   expect(pods).toHaveLength(1)
-  expect(readdirSync(join(logsDir, ns, job, pods[0])).some((f) => f.endsWith('.never-ran.txt'))).toBe(true)
+  expect(readdirSync(join(savedFolder(logsDir, ns, job), pods[0])).some((f) => f.endsWith('.never-ran.txt'))).toBe(true)
 }
 
 test('wait-for-jobs with fail-on-job-failure false: a Job already stuck when post begins is a warning, and is not waited for', async () => {

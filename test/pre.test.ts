@@ -22,6 +22,7 @@ import { pinnedKubernetesVersion } from './cluster/cluster.ts'
 import type { V1Pod } from '@kubernetes/client-node'
 import type { Decoy } from './decoys.ts'
 import { finishedReleaseJob, helmChart, immutableJobError, release, releaseAnnotations, useScenario } from './scenario.ts'
+import { savedFolder } from './saved-folder.ts'
 
 const scenario = useScenario('pre')
 let ns: string
@@ -226,7 +227,7 @@ test('a failed prior Job: its logs are saved before it is deleted, and its tail 
   expect(run.outputs['logs-dir']).toBe(logsDir)
   const pods = await coreApi().listNamespacedPod({ namespace: ns, labelSelector: `batch.kubernetes.io/controller-uid=${failed.metadata?.uid}` })
   expect(pods.items).toEqual([]) // the pod is gone: its log could only have been read before
-  const jobDir = join(logsDir, ns, `${release}-migrate`)
+  const jobDir = savedFolder(logsDir, ns, `${release}-migrate`, failed.metadata?.uid)
   const [podDir] = readdirSync(jobDir).map((d) => join(jobDir, d))
   const log = readFileSync(join(podDir, 'migrate.log'), 'utf8')
   expect(log).toContain('migrate: ERROR: relation "tuples" already exists')
@@ -234,6 +235,51 @@ test('a failed prior Job: its logs are saved before it is deleted, and its tail 
   expect(run.summary).toContain('migrate: ERROR: relation &quot;tuples&quot; already exists')
   // The other release's failed Job (a decoy) was neither deleted nor harvested.
   expect(existsSync(join(logsDir, ns, 'other-release-migrate'))).toBe(false)
+})
+
+test('two Jobs of one name, one after the other (pre, then a sweep): both archives stay, each in its uid’s folder; a planted job-sweeper.io/logs note is harvested anyway, a note naming the Job’s uid is not (#34)', async () => {
+  const name = `${release}-migrate`
+  const seed = `${release}-seed`
+  const logsDir = mkdtempSync(join(tmpdir(), 'logs-'))
+  const failedJob = async (jobName: string, annotations: Record<string, string> = {}): Promise<string> => {
+    const job = await createJob({ namespace: ns, name: jobName, behaviour: 'fail', annotations: { ...releaseAnnotations(ns), ...annotations } })
+    await waitForJobCondition(ns, jobName, 'Failed')
+    return job.metadata?.uid ?? ''
+  }
+  // A note the Job was created with (a template's, or planted so its logs are never saved).
+  const first = await failedJob(name, { 'job-sweeper.io/logs': 's3://elsewhere/x/', 'job-sweeper.io/logs-state': 'complete' })
+  // The positive control: a note as the keeper writes it, naming the Job's uid last.
+  const seedUid = await failedJob(seed)
+  const where = `s3://keeper-bucket/logs/${ns}/${seed}/${seedUid}/`
+  expect(kubectl('annotate', 'job', seed, '-n', ns, `job-sweeper.io/logs=${where}`, 'job-sweeper.io/logs-state=complete').code).toBe(0)
+
+  const pre = await runAction({ release, namespace: ns, 'logs-dir': logsDir })
+  expectSucceeded(pre)
+  expect(outputNames(pre, 'pruned').sort()).toEqual([name, seed].sort())
+  const reasons = Object.fromEntries((JSON.parse(pre.outputs.pruned) as { name: string; reason: string }[]).map((j) => [j.name, j.reason]))
+  expect(reasons[name]).not.toContain('archived by the keeper')
+  expect(reasons[seed]).toContain(`its logs archived by the keeper at ${where} (complete): nothing saved over them`)
+  expect(existsSync(join(logsDir, ns, seed))).toBe(false)
+
+  // The next release's Job of the same name, deleted by the next sweep.
+  const second = await failedJob(name)
+  expect(second).not.toBe(first)
+  const sweep = await runAction({ phase: 'sweep', release, namespace: ns, 'failure-grace': '0s', 'logs-dir': logsDir })
+  expectSucceeded(sweep)
+  expect(outputNames(sweep, 'pruned')).toEqual([name])
+  expect(readdirSync(join(logsDir, ns, name)).sort()).toEqual([first, second].sort())
+  for (const [uid, phase] of [
+    [first, 'pre'],
+    [second, 'sweep']
+  ]) {
+    const folder = savedFolder(logsDir, ns, name, uid)
+    const file = JSON.parse(readFileSync(join(folder, 'job.json'), 'utf8')) as { uid: string; savedBy: { phase: string }; logs: { file: string }[] }
+    expect([file.uid, file.savedBy.phase]).toEqual([uid, phase])
+    expect(file.logs).toHaveLength(1)
+    expect(readFileSync(join(folder, file.logs[0].file), 'utf8')).toContain('migrate: ERROR: relation "tuples" already exists')
+  }
+  // Neither phase harvested a decoy (another release's failed Job among them).
+  expect(readdirSync(join(logsDir, ns))).toEqual([name])
 })
 
 test('dry-run changes nothing', async () => {

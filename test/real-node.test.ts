@@ -17,6 +17,7 @@ import { spawnSync } from 'node:child_process'
 import { batchApi, coreApi, eventually, getJob, helmAnnotations, kubectl, podsOfJob, testCluster, waitForJobCondition } from './cluster/testenv.ts'
 import { expectNoStackTrace, expectPrunedOnce } from './faults/product.ts'
 import { release, releaseAnnotations, useScenario } from './scenario.ts'
+import { savedFolder } from './saved-folder.ts'
 
 const realNode = process.env.JOB_SWEEPER_REAL_NODE ?? ''
 const pullProxy = process.env.JOB_SWEEPER_PULL_PROXY ?? ''
@@ -215,10 +216,10 @@ describeOnRealNode('on a real node', () => {
     const run = await runAction({ release, namespace: ns, 'logs-dir': dir, 'harvest-logs': 'all', 'on-running': 'delete' })
     expectNoStackTrace(run)
     expect(run.code).toBe(0)
-    expect(sha(readFileSync(join(dir, ns, `${release}-migrate`, failedPod, 'main.log')))).toBe(sha(expected.failed))
-    expect(readFileSync(join(dir, ns, `${release}-seed`, restartedPod, 'main.log'))).toEqual(expected.current)
-    expect(readFileSync(join(dir, ns, `${release}-seed`, restartedPod, 'main.previous.log'))).toEqual(expected.previous)
-    const jobFile = JSON.parse(readFileSync(join(dir, ns, `${release}-migrate`, 'job.json'), 'utf8')) as {
+    expect(sha(readFileSync(join(savedFolder(dir, ns, `${release}-migrate`), failedPod, 'main.log')))).toBe(sha(expected.failed))
+    expect(readFileSync(join(savedFolder(dir, ns, `${release}-seed`), restartedPod, 'main.log'))).toEqual(expected.current)
+    expect(readFileSync(join(savedFolder(dir, ns, `${release}-seed`), restartedPod, 'main.previous.log'))).toEqual(expected.previous)
+    const jobFile = JSON.parse(readFileSync(join(savedFolder(dir, ns, `${release}-migrate`), 'job.json'), 'utf8')) as {
       failureReason?: string
       logs: { complete: boolean }[]
     }
@@ -248,14 +249,14 @@ describeOnRealNode('on a real node', () => {
     const run = await runAction({ release, namespace: ns, 'logs-dir': dir, 'harvest-logs': 'all' })
     expectNoStackTrace(run)
     expect(run.code).toBe(0)
-    expect(readFileSync(join(dir, ns, name, pod, 'main.log'), 'utf8')).toBe('seed: second run\n')
-    expect(existsSync(join(dir, ns, name, pod, 'main.previous.log'))).toBe(false)
-    const note = readFileSync(join(dir, ns, name, pod, 'main.previous.gone.txt'), 'utf8')
+    expect(readFileSync(join(savedFolder(dir, ns, name), pod, 'main.log'), 'utf8')).toBe('seed: second run\n')
+    expect(existsSync(join(savedFolder(dir, ns, name), pod, 'main.previous.log'))).toBe(false)
+    const note = readFileSync(join(savedFolder(dir, ns, name), pod, 'main.previous.gone.txt'), 'utf8')
     expect(note).toContain(`the node no longer has the log of the previous run of container main of pod ${pod}: the kubelet removed that container`)
     expect(note).toMatch(
       /The kubelet said: (unable to retrieve container logs for containerd:\/\/[0-9a-f]{64}|previous terminated container "main" in pod "\S+" not found)\n$/
     )
-    const jobFile = JSON.parse(readFileSync(join(dir, ns, name, 'job.json'), 'utf8')) as { gone?: string[]; logs: { file: string }[] }
+    const jobFile = JSON.parse(readFileSync(join(savedFolder(dir, ns, name), 'job.json'), 'utf8')) as { gone?: string[]; logs: { file: string }[] }
     expect(jobFile.gone).toEqual([`${pod}/main (previous run)`])
     expect(jobFile.logs.map((l) => l.file)).toEqual([`${pod}/main.log`])
     const report = JSON.parse(readFileSync(join(dir, 'job-sweeper-pre.json'), 'utf8')) as { jobs: (ReportJob & { logsGone?: string[] })[] }
@@ -285,14 +286,14 @@ describeOnRealNode('on a real node', () => {
     const run = await runAction({ release, namespace: ns, 'logs-dir': dir })
     expectNoStackTrace(run)
     expect(run.code).toBe(0)
-    expect(readFileSync(join(dir, ns, name, pod, 'migrate-schema.log'))).toEqual(initLog)
-    expect(readFileSync(join(dir, ns, name, pod, 'migrate-schema.log'), 'utf8')).toContain('relation "users" already exists')
-    expect(existsSync(join(dir, ns, name, pod, 'main.log'))).toBe(false)
-    expect(readFileSync(join(dir, ns, name, pod, 'main.never-ran.txt'), 'utf8')).toContain('never ran (waiting: PodInitializing)')
+    expect(readFileSync(join(savedFolder(dir, ns, name), pod, 'migrate-schema.log'))).toEqual(initLog)
+    expect(readFileSync(join(savedFolder(dir, ns, name), pod, 'migrate-schema.log'), 'utf8')).toContain('relation "users" already exists')
+    expect(existsSync(join(savedFolder(dir, ns, name), pod, 'main.log'))).toBe(false)
+    expect(readFileSync(join(savedFolder(dir, ns, name), pod, 'main.never-ran.txt'), 'utf8')).toContain('never ran (waiting: PodInitializing)')
     const report = JSON.parse(readFileSync(join(dir, 'job-sweeper-pre.json'), 'utf8')) as { jobs: ReportJob[] }
     const reported = report.jobs.find((j) => j.name === name)
     expect(reported?.logsNeverRan).toEqual([`${pod}/main (waiting: PodInitializing)`])
-    const jobFile = JSON.parse(readFileSync(join(dir, ns, name, 'job.json'), 'utf8')) as { failureReason?: string }
+    const jobFile = JSON.parse(readFileSync(join(savedFolder(dir, ns, name), 'job.json'), 'utf8')) as { failureReason?: string }
     expect(jobFile.failureReason).toContain(`pod ${pod}: container migrate-schema exit code 1`)
     expect(outputNames(run, 'pruned')).toEqual([name])
     await expectPrunedOnce(ns, [name])
@@ -325,9 +326,9 @@ describeOnRealNode('on a real node', () => {
     const run = await runAction({ release, namespace: ns, 'logs-dir': dir })
     expectNoStackTrace(run)
     expect(run.code).toBe(0)
-    const jobFile = JSON.parse(readFileSync(join(dir, ns, name, 'job.json'), 'utf8')) as { failureReason?: string }
+    const jobFile = JSON.parse(readFileSync(join(savedFolder(dir, ns, name), 'job.json'), 'utf8')) as { failureReason?: string }
     expect(jobFile.failureReason).toContain(`pod ${pod}: container main OOMKilled (exit code 137)`)
-    expect(readFileSync(join(dir, ns, name, pod, 'main.log'), 'utf8')).toBe('migrate: loading the whole table\n')
+    expect(readFileSync(join(savedFolder(dir, ns, name), pod, 'main.log'), 'utf8')).toBe('migrate: loading the whole table\n')
     await expectPrunedOnce(ns, [name])
   }, 120_000)
 
@@ -398,7 +399,7 @@ describeOnRealNode('on a real node', () => {
     const run = await runAction({ release, namespace: ns, 'logs-dir': dir, 'max-log-bytes': '32Mi' })
     expectNoStackTrace(run)
     expect(run.code).toBe(0)
-    const saved = readFileSync(join(dir, ns, name, pod, 'main.log'))
+    const saved = readFileSync(join(savedFolder(dir, ns, name), pod, 'main.log'))
     expect(saved.length).toBe(expected.length)
     expect(sha(saved)).toBe(sha(expected))
     expect(run.summary).toContain('migrate: out of disk')
@@ -575,7 +576,7 @@ describeOnRealNode('on a real node', () => {
     const expected = kubectlLogs(ns, pod, 'main')
     expect(expected.length).toBeGreaterThan(20 * 1024 * 1024)
     const dir = mkdtempSync(join(tmpdir(), 'real-node-logs-'))
-    const partial = join(dir, ns, name, pod, 'main.log.partial')
+    const partial = join(savedFolder(dir, ns, name, job.metadata?.uid), pod, 'main.log.partial')
     const pending = runAction({ release, namespace: ns, 'logs-dir': dir, 'max-log-bytes': '32Mi' })
     // Positive control: the harvest is reading it.
     await eventually(
@@ -599,14 +600,16 @@ describeOnRealNode('on a real node', () => {
     expectNoStackTrace(run)
     expect(run.code).toBe(0)
     expect(run.stdout).not.toContain('::warning::')
-    const saved = readFileSync(join(dir, ns, name, pod, 'main.log'))
+    const saved = readFileSync(join(savedFolder(dir, ns, name), pod, 'main.log'))
     expect(saved.length).toBe(expected.length)
     expect(sha(saved)).toBe(sha(expected))
     expect(existsSync(partial)).toBe(false)
     expect(outputNames(run, 'gone')).toEqual([name])
     expect(outputNames(run, 'pruned')).toEqual([])
     expect(run.summary).toContain('migrate: out of disk')
-    const record = JSON.parse(readFileSync(join(dir, ns, name, 'job.json'), 'utf8')) as { logs: { file: string; bytes: number; complete: boolean }[] }
+    const record = JSON.parse(readFileSync(join(savedFolder(dir, ns, name), 'job.json'), 'utf8')) as {
+      logs: { file: string; bytes: number; complete: boolean }[]
+    }
     expect(record.logs).toEqual([expect.objectContaining({ file: `${pod}/main.log`, bytes: expected.length, complete: true })])
   }, 180_000)
 })
