@@ -16,6 +16,8 @@ import { loadKubeConfig } from './kube/kubeconfig.ts'
 import { ALL_NAMESPACES, KEEPER_LEASE, KEEPER_SCOPE_ANNOTATION, RENEW_DEADLINE_MS, runIdentity, takeLeases } from './kube/lease.ts'
 import { DEFAULT_RETRY, RunCancelled } from './kube/retry.ts'
 import { archiveJob, giveUp, saveSoFar, setHold, ttlWords, type KeepOutcome } from './execute/keep.ts'
+import { followInto, stopPods } from './execute/follow.ts'
+import { followKey, stoppingPlan, type StoppingPlan } from './plan/stopping.ts'
 import { gapLabel } from './plan/archive-state.ts'
 import { holdEndsAt, isArchived, isHeld, keeperStep } from './plan/keeper.ts'
 import { finishedAt, isFinished } from './plan/predicates.ts'
@@ -25,7 +27,7 @@ import { logsWhere } from './settings/logs-dir.ts'
 import { matchesSelector } from './settings/selector.ts'
 import { openLogSink } from './store/open.ts'
 import { writeText, type LogSink } from './store/sink.ts'
-import { unionByFile, type SavedLogFile } from './execute/logs.ts'
+import { jobKey, unionByFile, type SavedLogFile } from './execute/logs.ts'
 import PQueue from 'p-queue'
 
 export interface KeeperOptions {
@@ -62,6 +64,10 @@ interface Entry {
   /** What was saved before its end (pods being deleted, pods that ended before it), for its archive; and for which of its pod counts. */
   earlier: { files: SavedLogFile[]; ended: Set<string>; neverRan: string[] }
   savedFor?: string
+  /** The follows of its containers in progress (followKey), each settled once its container ended. */
+  follows: Map<string, Promise<void>>
+  /** Its pods are being stopped, and the log said so. */
+  stoppingSaid?: boolean
   timer?: NodeJS.Timeout
   /** When it was last added to the work queue (the queue's wait histogram). */
   addedAt?: number
@@ -71,6 +77,10 @@ const RETRY_MIN_MS = 2_000
 const RETRY_MAX_MS = 60_000
 const GAUGE_EVERY_MS = 5_000
 const STORE_PROBE_EVERY_MS = 10_000
+/** Follows of pods being stopped open at once, all Jobs together: each holds one log stream up to its pod's grace period. */
+const MAX_FOLLOWS = 64
+/** A follow is given up this long after its pod's grace period (a lost node never ends it). */
+const FOLLOW_MARGIN_MS = 30_000
 
 /**
  * What the keeper writes at its start to learn that the store takes its writes (the policy allows a
@@ -128,7 +138,8 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
         again: false,
         failures: [],
         retryMs: RETRY_MIN_MS,
-        earlier: { files: [], ended: new Set(), neverRan: [] }
+        earlier: { files: [], ended: new Set(), neverRan: [] },
+        follows: new Map()
       }
       entries.set(uid, entry)
     }
@@ -155,6 +166,54 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
       const current = seen.get(uid)
       if (current && !stopping) enqueue(current)
     }, delay)
+  }
+
+  // Follows run beside the work queue (a Job whose pods are stopping does not hold a worker for
+  // their grace period), at most MAX_FOLLOWS at once; ended at the keeper's stop.
+  const followsStop = new AbortController()
+  let followsOpen = 0
+  const startFollows = (uid: string, entry: Entry, job: JobRecord, plan: StoppingPlan): void => {
+    const subject = { namespace: entry.namespace, name: entry.name, uid }
+    for (const f of plan.follow) {
+      if (followsOpen >= MAX_FOLLOWS || stopping) return // the next look at the Job starts it
+      followsOpen++
+      const container = {
+        namespace: entry.namespace,
+        podKey: `${jobKey(subject)}/${f.pod}`,
+        pod: f.pod,
+        container: f.container,
+        deadlineMs: f.graceSeconds * 1000 + FOLLOW_MARGIN_MS
+      }
+      let failed = false
+      const followed = followInto(client, sink, keep, container, followsStop.signal)
+        .then((result) => {
+          if ('file' in result) {
+            entry.earlier.files = unionByFile([result.file], entry.earlier.files)
+            log(`followed ${jobName(job)}'s ${followKey(f)} to its end: ${result.file.bytes} bytes`)
+            return
+          }
+          failed = true
+          metrics.failures.inc({ reason: failureReason(result.failure) })
+          log(`${jobName(job)}: ${result.failure}; trying again`)
+        })
+        .catch((e: unknown) => {
+          failed = true
+          log(`${jobName(job)}: cannot follow ${followKey(f)}, trying again: ${apiErrorMessage(e)}`)
+        })
+        .finally(() => {
+          followsOpen--
+          entry.follows.delete(followKey(f))
+          const current = seen.get(uid)
+          if (!current || stopping) return
+          // Its container ended: the Job is looked at again (archived once every pod ended). A follow
+          // that failed (a refused write) is tried again after a backoff: followed again while the
+          // container runs, read once it ended.
+          if (!failed) return enqueue(current)
+          entry.savedFor = undefined
+          retryLater(uid, entry, current)
+        })
+      entry.follows.set(followKey(f), followed)
+    }
   }
 
   async function work(uid: string, entry: Entry): Promise<void> {
@@ -187,6 +246,8 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
           const counts = `${job.status?.terminating ?? 0}/${job.status?.failed ?? 0}/${job.status?.succeeded ?? 0}/${job.status?.active ?? 0}`
           if (entry.savedFor === counts) break
           const saved = await saveSoFar(client, sink, job, keep, entry.earlier.ended)
+          // Its pods being deleted are followed to their end, not read half way.
+          startFollows(uid, entry, job, stoppingPlan(saved.pods, false, new Set(entry.follows.keys())))
           const { earlier } = entry
           earlier.files = unionByFile(saved.files, earlier.files)
           for (const n of saved.neverRan) if (!earlier.neverRan.includes(n)) earlier.neverRan.push(n)
@@ -206,6 +267,25 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
           break
         }
         case 'archive': {
+          // Deleted while it ran: its pods are stopped and followed to their end, then it is archived whole.
+          const ends = holdEndsAt(job, settings.holdDeadlineSeconds)
+          if (!isFinished(job) && ends !== undefined && Date.now() < ends) {
+            const pods = await client.listPodsOfJob(entry.namespace, uid, job.metadata?.resourceVersion)
+            const plan = stoppingPlan(pods, true, new Set(entry.follows.keys()))
+            startFollows(uid, entry, job, plan)
+            const stopped = await stopPods(client, entry.namespace, plan.stop)
+            if (!plan.settled) {
+              if (!entry.stoppingSaid)
+                log(
+                  `stopping ${jobName(job)}'s pods (its deletion was asked while they ran${stopped.length > 0 ? `; deleted ${stopped.join(', ')}` : ''}): following their logs to their end, then archiving it`
+                )
+              entry.stoppingSaid = true
+              retryLater(uid, entry, job)
+              break
+            }
+          }
+          // What is being followed is part of the archive: it waits for those follows to end.
+          await Promise.allSettled(entry.follows.values())
           entry.tried = true
           const outcome = await archiveJob(client, sink, job, keep, () => new Date(), { keeper: identity, previousAttempt: entry.attempt }, entry.earlier)
           entry.attempt = outcome.attempt ?? entry.attempt
@@ -387,6 +467,7 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
   // leader; what is in progress has --shutdown-grace to finish, within the pod's grace period (the
   // launcher's own bound is this plus KEEPER_STOP_MARGIN_SECONDS, cli/keeper.ts).
   stopping = true
+  followsStop.abort()
   clearInterval(gauges)
   clearTimeout(probeTimer)
   for (const informer of informers) informer.stop()

@@ -730,13 +730,63 @@ onRealNode(
     )
     // The namespace controller deletes the pod before its Job: the container stops, the Job fails,
     // and the kubelet removes the pod before the Job is finished. What it wrote was saved meanwhile.
-    expect(keeper.output()).toContain(`saved what ${doomed}/app-migrate's pods wrote so far (1 of its pods being deleted: what they wrote so far)`)
+    // Followed to its end while the kubelet stopped it: the lines written after SIGTERM are in the archive.
+    expect(keeper.output()).toMatch(new RegExp(`followed ${doomed}/app-migrate's app-migrate-\\w+/main to its end: [1-9]\\d* bytes`))
     expect(keeper.output()).toMatch(new RegExp(`archived ${doomed}/app-migrate \\([^)]*\\): [1-9]\\d* bytes of logs`))
     const saved = await inBucket(prefix, doomed, 'app-migrate')
     expect(saved.log).toContain('migrate: applying 0042')
+    expect(saved.log).toContain('migrate: interrupted, rolling back')
     expect(saved.jobFile).toMatchObject({ logs: [expect.objectContaining({ file: expect.stringMatching(/^app-migrate-\w+\/main\.log$/) })] })
     expect(saved.folder).toMatch(new RegExp(`^${prefix}/${doomed}/app-migrate/[\\w-]+/$`))
     expect(saved.keys).toContain(`${saved.folder}job.json`)
+  },
+  240_000
+)
+
+onRealNode(
+  'on the real node, kubectl delete (background) of a held migration still running: the keeper stops its pod (the garbage collector would only once the Job is gone), follows its log to its end, and archives the lines it writes after SIGTERM, complete, before it lets the Job go',
+  async () => {
+    const prefix = `keeper-real-delete-${ns}`
+    keeper = await startKeeper(ns, ['--logs-dir', `s3://${bucket}/${prefix}`, '--s3-endpoint', endpoint])
+    const script =
+      "echo 'migrate: applying 0042'; trap 'echo migrate: interrupted, rolling back; sleep 3; echo migrate: rolled back; exit 143' TERM; while true; do sleep 1; done"
+    const job = await batchApi().createNamespacedJob({
+      namespace: ns,
+      body: {
+        metadata: { name: 'app-migrate', labels: managed },
+        spec: {
+          backoffLimit: 0,
+          template: {
+            spec: realNodePod({
+              restartPolicy: 'Never',
+              terminationGracePeriodSeconds: 10,
+              containers: [{ name: 'main', image: testImage, command: ['sh', '-c', script] }]
+            })
+          }
+        }
+      }
+    })
+    await eventually(
+      'the migration held while its container runs, and its first line written',
+      async () => ({
+        held: (await getJob(ns, 'app-migrate'))?.metadata?.finalizers?.includes(LOGS_FINALIZER) === true,
+        log: kubectl('logs', 'job/app-migrate', '-n', ns).stdout
+      }),
+      ({ held, log }) => held && log.includes('migrate: applying 0042'),
+      120_000
+    )
+    expect(kubectl('delete', 'job', 'app-migrate', '-n', ns, '--wait=false').code).toBe(0) // background, kubectl's default
+    await eventually(
+      'the Job to be gone',
+      () => getJob(ns, 'app-migrate'),
+      (j) => j === undefined,
+      120_000
+    )
+    expect(keeper.output()).toMatch(new RegExp(`stopping ${ns}/app-migrate's pods \\(its deletion was asked while they ran; deleted app-migrate-\\w+\\)`))
+    expect(keeper.output()).toMatch(new RegExp(`followed ${ns}/app-migrate's app-migrate-\\w+/main to its end: [1-9]\\d* bytes`))
+    const saved = await inBucket(prefix, ns, 'app-migrate', 'main', job.metadata?.uid)
+    for (const line of ['migrate: applying 0042', 'migrate: interrupted, rolling back', 'migrate: rolled back']) expect(saved.log).toContain(line)
+    expect(saved.jobFile).toMatchObject({ state: 'complete', logs: [expect.objectContaining({ file: expect.stringMatching(/^app-migrate-\w+\/main\.log$/) })] })
   },
   240_000
 )

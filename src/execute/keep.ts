@@ -204,8 +204,9 @@ async function warnIncomplete(client: JobsClient, job: JobRecord, where: string,
 }
 
 /**
- * Saves what the Job's pods wrote so far (some of them are being deleted), without job.json or a
- * note on the Job: it stays held, and its archive at the finish lists these with what it saves then.
+ * Saves the logs of the Job's pods that ended before it, without job.json or a note on the Job: it
+ * stays held, and its archive at the finish lists these with what it saves then. Returns the pods
+ * as listed, for the follows of those being deleted.
  */
 export async function saveSoFar(
   client: JobsClient,
@@ -213,14 +214,15 @@ export async function saveSoFar(
   job: JobRecord,
   keep: LogKeep,
   savedEnded: ReadonlySet<string> = new Set()
-): Promise<{ files: SavedLogFile[]; failures: string[]; ended: string[]; neverRan: string[] }> {
+): Promise<{ files: SavedLogFile[]; failures: string[]; ended: string[]; neverRan: string[]; pods: V1Pod[] }> {
   const subject = subjectOf(job)
-  // The pods being deleted (read again each time: they are still writing), and those that ended
-  // and were not saved whole yet; a pod still running is read when it ends, or at the Job's end.
-  const read = (pod: V1Pod): boolean => pod.metadata?.deletionTimestamp !== undefined || (podEnded(pod) && !savedEnded.has(pod.metadata?.name ?? ''))
+  // The pods that ended and were not saved whole yet. One still running is read when it ends, or
+  // at the Job's end; one being deleted is followed to its end (plan/stopping.ts), never read half
+  // way here, where a read could land after the follow's and replace the whole log with its start.
+  const read = (pod: V1Pod): boolean => podEnded(pod) && !savedEnded.has(pod.metadata?.name ?? '')
   const { logs, pods } = await harvestLogs(client, { ...subject, resourceVersion: job.metadata?.resourceVersion, byUid: true, read }, sink, keep)
-  const ended = pods.filter((p) => read(p) && podEnded(p)).map((p) => p.metadata?.name ?? '')
-  return { files: logs.files, failures: logs.failures, ended, neverRan: logs.neverRan ?? [] }
+  const ended = pods.filter(read).map((p) => p.metadata?.name ?? '')
+  return { files: logs.files, failures: logs.failures, ended, neverRan: logs.neverRan ?? [], pods }
 }
 
 /** One attempt at archiving a Job, as attempts/<startedAt>.json records it. */

@@ -274,6 +274,20 @@ export class KubeJobsClient implements JobsClient {
     }
   }
 
+  async deletePod(namespace: string, name: string, uid: string): Promise<'deleted' | 'gone'> {
+    try {
+      await this.call(`delete pod ${namespace}/${name}`, () =>
+        this.send('DELETE', `/api/v1/namespaces/${seg(namespace)}/pods/${seg(name)}`, { body: { preconditions: { uid } } })
+      )
+      return 'deleted'
+    } catch (e) {
+      // 404: gone already; 409: the uid precondition failed, another pod of that name.
+      const code = statusCode(e)
+      if (code === 404 || code === 409) return 'gone'
+      throw e
+    }
+  }
+
   async patchJob(
     namespace: string,
     name: string,

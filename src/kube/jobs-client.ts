@@ -82,6 +82,11 @@ export interface JobsClient extends ClusterObjects {
   getJob(namespace: string, name: string): Promise<V1Job | undefined>
   /** Deletes the Job if it still matches `precondition`. */
   deleteJob(namespace: string, name: string, precondition: Precondition, propagation: Propagation): Promise<DeleteResult>
+  /**
+   * Deletes the pod if it is still the one with this uid, with its own grace period (SIGTERM, then
+   * SIGKILL once it passed): `gone` when it is not there, or is another pod by now.
+   */
+  deletePod(namespace: string, name: string, uid: string): Promise<'deleted' | 'gone'>
   /** JSON merge patch of the Job if it still matches `precondition`; `gone` or `conflict` otherwise. */
   patchJob(namespace: string, name: string, precondition: Precondition, patch: object, type?: PatchType): Promise<JobRecord | 'gone' | 'conflict'>
   /** Server-side dry run of `job` over the live Job, by `method`; network failures throw, API refusals are answers. */

@@ -412,6 +412,16 @@ export class FakeJobsClient implements JobsClient {
     )
   }
 
+  deletePod(namespace: string, name: string, uid: string): Promise<'deleted' | 'gone'> {
+    return this.answer('deletePod', [`${namespace}/${name}`, uid], async () => {
+      const pod = this.pods.find((p) => p.metadata?.namespace === namespace && p.metadata?.name === name)
+      if (!pod || (pod.metadata?.uid !== undefined && pod.metadata.uid !== uid)) return 'gone'
+      // Being deleted: the kubelet stops its containers (the test ends them: endLog, updatePod, removePod).
+      pod.metadata = { ...pod.metadata, deletionTimestamp: pod.metadata?.deletionTimestamp ?? new Date(this.clock.now()) }
+      return 'deleted'
+    })
+  }
+
   dryRunJob(): Promise<DryRunAnswer> {
     return this.answer('dryRunJob', [], async () => ({ accepted: true }) as const)
   }

@@ -47,7 +47,7 @@ function within<T>(promise: Promise<T>, ms: number, what: () => string): Promise
   return Promise.race([promise, late]).finally(() => clearTimeout(timer))
 }
 
-test('a save of a terminating pod the store refuses once (503) is tried again, and the log is stored', async () => {
+test('a follow of a terminating pod whose log the store refuses once (503) is tried again, and the log is stored whole', async () => {
   const fake = new FakeJobsClient(realClock)
   const client = Object.assign(fake, { close: async () => undefined }) as KeeperClient
   const shape = newJob({ name: 'migrate', status: 'running', labels: { 'job-sweeper.io/managed': 'true' }, finalizers: [LOGS_FINALIZER] })
@@ -73,15 +73,29 @@ test('a save of a terminating pod the store refuses once (503) is tried again, a
     connect: () => ({ client, sink: store.sink })
   })
   try {
+    // Followed while the kubelet stops it: it writes its last line, then its container ends.
+    await within(
+      until(
+        () => fake.openFollows,
+        (n) => n === 1
+      ),
+      15_000,
+      () => `the pod followed; keeper said: ${lines.join(' | ')}`
+    )
+    fake.appendLog('prod', 'migrate-abc', 'migrate', 'step 3: interrupted\n')
+    fake.endLog('prod', 'migrate-abc', 'migrate')
     const text = await within(
       store.stored('prod/migrate/uid-migrate/migrate-abc/migrate.log'),
       15_000,
       () => `the log stored after its refusal; keeper said: ${lines.join(' | ')}`
     )
-    expect(text).toBe('step 1\nstep 2\n')
+    expect(text).toBe('step 1\nstep 2\nstep 3: interrupted\n')
     expect(store.refused).toEqual(['prod/migrate/uid-migrate/migrate-abc/migrate.log'])
-    expect(lines.some((l) => l.includes('not saved, trying again') && l.includes('503 SlowDown'))).toBe(true)
-    expect(fake.callsOf('saveLog').filter(([log]) => log === 'prod/migrate-abc/migrate')).toHaveLength(2)
+    expect(
+      lines.some((l) => l.includes('cannot follow the log of migrate-abc/migrate to its end') && l.includes('503 SlowDown') && l.endsWith('trying again'))
+    ).toBe(true)
+    expect(fake.callsOf('followLog').filter(([log]) => log === 'prod/migrate-abc/migrate')).toHaveLength(2)
+    expect(fake.callsOf('followLog').filter(([log]) => log === 'prod/other-abc/migrate')).toEqual([])
     expect(fake.callsOf('saveLog').filter(([log]) => log === 'prod/other-abc/migrate')).toEqual([])
     expect(fake.job('prod', 'other')?.metadata?.finalizers).toEqual([LOGS_FINALIZER])
   } finally {
@@ -369,6 +383,72 @@ test('a retried Job (backoffLimit 2): each failed attempt is saved as it ends, s
         .map(([log]) => log)
     ).toEqual(['prod/migrate-a1/migrate', 'prod/migrate-a2/migrate', 'prod/migrate-a3/migrate'])
     expect(fake.callsOf('saveLog').filter(([log]) => String(log).startsWith('prod/other-'))).toEqual([])
+    expect(fake.job('prod', 'other')?.metadata?.finalizers).toEqual([LOGS_FINALIZER])
+  } finally {
+    stop.abort()
+    expect(await ran).toBe(0)
+  }
+}, 60_000)
+
+test('kubectl delete (background) of a held Job still running: the keeper deletes its pod (nothing else would while it is held), follows its log to its end, and archives the lines written after SIGTERM before it lets go', async () => {
+  const fake = new FakeJobsClient(realClock)
+  const client = Object.assign(fake, { close: async () => undefined }) as KeeperClient
+  const managed = { 'job-sweeper.io/managed': 'true' }
+  const job = fake.create({ ...newJob({ name: 'migrate', status: 'running', labels: managed, finalizers: [LOGS_FINALIZER] }), status: { active: 1 } })
+  fake.addPod(job, { ...running(30), metadata: { ...running(30).metadata, name: 'migrate-a1', uid: 'uid-pod-a1' } }, { migrate: 'migrate: applying 0042\n' })
+  // A decoy: held, running, not deleted: its pod is neither deleted nor followed.
+  const decoy = fake.create({ ...newJob({ name: 'other', status: 'running', labels: managed, finalizers: [LOGS_FINALIZER] }), status: { active: 1 } })
+  fake.addPod(decoy, { ...running(30), metadata: { ...running(30).metadata, name: 'other-a1', uid: 'uid-pod-o1' } }, { migrate: 'other\n' })
+
+  const store = memoryStore(() => undefined)
+  const stop = new AbortController()
+  const lines: string[] = []
+  const ran = runKeeper(settings, {
+    log: (line) => lines.push(line),
+    signal: stop.signal,
+    mask: () => undefined,
+    connect: () => ({ client, sink: store.sink })
+  })
+  const said = (): string => `keeper said: ${lines.join(' | ')}`
+  try {
+    await within(
+      until(
+        () => lines.join('\n'),
+        (l) => l.includes('keeper: leading')
+      ),
+      15_000,
+      said
+    )
+    fake.remove('prod', 'migrate') // kubectl delete job migrate: held, so it stays, being deleted
+    await within(
+      until(
+        () => fake.openFollows,
+        (n) => n === 1
+      ),
+      15_000,
+      said
+    )
+    expect(fake.callsOf('deletePod')).toEqual([['prod/migrate-a1', 'uid-pod-a1']])
+    expect(lines.some((l) => l.startsWith("stopping prod/migrate's pods (its deletion was asked while they ran; deleted migrate-a1)"))).toBe(true)
+    expect(fake.job('prod', 'migrate')?.metadata?.finalizers).toEqual([LOGS_FINALIZER]) // held while its pod stops
+    // The container, stopped by the kubelet: it rolls back, then ends.
+    fake.appendLog('prod', 'migrate-a1', 'migrate', 'migrate: interrupted, rolling back\n')
+    fake.endLog('prod', 'migrate-a1', 'migrate')
+    fake.updatePod('prod', 'migrate-a1', (pod) => (pod.status = { ...pod.status, phase: 'Failed' }))
+    const file = JSON.parse(await within(store.stored('prod/migrate/uid-migrate/job.json'), 15_000, said)) as { state: string; logs: { file: string }[] }
+    expect([file.state, file.logs.map((l) => l.file)]).toEqual(['complete', ['migrate-a1/migrate.log']])
+    expect(await store.stored('prod/migrate/uid-migrate/migrate-a1/migrate.log')).toBe('migrate: applying 0042\nmigrate: interrupted, rolling back\n')
+    await within(
+      until(
+        () => fake.job('prod', 'migrate'),
+        (j) => j === undefined
+      ),
+      15_000,
+      said
+    ) // let go: the deletion completes
+    expect(lines.some((l) => l === "followed prod/migrate's migrate-a1/migrate to its end: 58 bytes")).toBe(true)
+    expect(fake.callsOf('deletePod').filter(([pod]) => String(pod).startsWith('prod/other-'))).toEqual([])
+    expect(fake.callsOf('followLog').filter(([pod]) => String(pod).startsWith('prod/other-'))).toEqual([])
     expect(fake.job('prod', 'other')?.metadata?.finalizers).toEqual([LOGS_FINALIZER])
   } finally {
     stop.abort()
