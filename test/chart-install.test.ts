@@ -590,6 +590,8 @@ test('helm upgrade that drops namespaces the keeper kept, then turns it off, lea
   const reads = (n: string): string[] => [keeperCan(n, 'list', 'pods'), keeperCan(n, 'get', 'pods', '--subresource=log'), keeperCan(n, 'list', 'jobs.batch')]
   expect([...reads(ns), ...reads(otherNs)]).toEqual(['yes', 'yes', 'yes', 'yes', 'yes', 'yes'])
   expect(['kube-system', unlistedNs].flatMap(reads)).toEqual(['no', 'no', 'no', 'no', 'no', 'no'])
+  // It deletes the pods of a held Job deleted while they ran (their last lines followed), there only.
+  expect([ns, otherNs, 'kube-system', unlistedNs].map((n) => keeperCan(n, 'delete', 'pods'))).toEqual(['yes', 'yes', 'no', 'no'])
   // Running Jobs the keeper held (kwok runs no keeper: the finalizer put as it puts it), and one in a
   // namespace this keeper never kept (another keeper's hold: a decoy).
   const labels = { [MANAGED_LABEL]: 'true', 'job-sweeper.test/chart': `off-${suffix}` }

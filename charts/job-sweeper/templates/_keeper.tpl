@@ -8,7 +8,9 @@ The keeper's rights in each namespace it keeps (the Deployment's, and its post-d
   verbs: [get, list, watch, patch]
 - apiGroups: ['']
   resources: [pods]
-  verbs: [list]
+  # delete: the pods of a held Job deleted while they ran, which nothing else stops while it is
+  # held (the garbage collector waits for the Job to go); their last lines are followed first
+  verbs: [list, delete]
 - apiGroups: ['']
   resources: [pods/log]
   verbs: [get]
