@@ -6,6 +6,7 @@
 // clean stop on SIGTERM. A Job that could not be archived is tried again with backoff, until the
 // hold's deadline after its deletion: then it is let go with a Warning Event.
 import { createServer, type Server } from 'node:http'
+import type { V1Pod } from '@kubernetes/client-node'
 import type { AddressInfo } from 'node:net'
 import { KubeJobsClient } from './kube/client.ts'
 import type { JobsClient } from './kube/jobs-client.ts'
@@ -18,7 +19,7 @@ import { DEFAULT_RETRY, RunCancelled } from './kube/retry.ts'
 import { archiveJob, giveUp, saveSoFar, setHold, ttlWords, type KeepOutcome } from './execute/keep.ts'
 import { followInto, stopPods } from './execute/follow.ts'
 import { followKey, stoppingPlan, type StoppingPlan } from './plan/stopping.ts'
-import { gapLabel } from './plan/archive-state.ts'
+import { gapLabel, podEnded } from './plan/archive-state.ts'
 import { holdEndsAt, isArchived, isHeld, keeperStep } from './plan/keeper.ts'
 import { finishedAt, isFinished } from './plan/predicates.ts'
 import { failureReason, KeeperMetrics } from './report/keeper-metrics.ts'
@@ -64,8 +65,8 @@ interface Entry {
   /** What was saved before its end (pods being deleted, pods that ended before it), for its archive; and for which of its pod counts. */
   earlier: { files: SavedLogFile[]; ended: Set<string>; neverRan: string[] }
   savedFor?: string
-  /** The follows of its containers in progress (followKey), each settled once its container ended. */
-  follows: Map<string, Promise<void>>
+  /** The follows of its containers in progress (followKey): settled once the container ended; `end` ends one early, keeping what came. */
+  follows: Map<string, { done: Promise<void>; end: AbortController; ending?: boolean }>
   /** Its pods are being stopped, and the log said so. */
   stoppingSaid?: boolean
   timer?: NodeJS.Timeout
@@ -79,8 +80,10 @@ const GAUGE_EVERY_MS = 5_000
 const STORE_PROBE_EVERY_MS = 10_000
 /** Follows of pods being stopped open at once, all Jobs together: each holds one log stream up to its pod's grace period. */
 const MAX_FOLLOWS = 64
-/** A follow is given up this long after its pod's grace period (a lost node never ends it). */
+/** A follow ends this long after its pod's grace period, keeping what came (a lost node never ends it). */
 const FOLLOW_MARGIN_MS = 30_000
+/** A follow whose pod is gone (or ended) and whose stream is still open ends this long after, keeping what came. */
+const FOLLOW_GONE_MS = 5_000
 
 /**
  * What the keeper writes at its start to learn that the store takes its writes (the policy allows a
@@ -185,7 +188,8 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
         deadlineMs: f.graceSeconds * 1000 + FOLLOW_MARGIN_MS
       }
       let failed = false
-      const followed = followInto(client, sink, keep, container, followsStop.signal)
+      const end = new AbortController()
+      const followed = followInto(client, sink, keep, container, followsStop.signal, end.signal)
         .then((result) => {
           if ('file' in result) {
             entry.earlier.files = unionByFile([result.file], entry.earlier.files)
@@ -212,7 +216,21 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
           entry.savedFor = undefined
           retryLater(uid, entry, current)
         })
-      entry.follows.set(followKey(f), followed)
+      entry.follows.set(followKey(f), { done: followed, end })
+    }
+  }
+
+  /**
+   * A follow whose pod is no longer listed, or ended, has nothing more to come: on a kubelet its
+   * stream closed as the container ended. One still open (a lost node; kwok) ends FOLLOW_GONE_MS
+   * later, keeping what came, `unfinished`.
+   */
+  const endFollowsOfGonePods = (entry: Entry, pods: V1Pod[]): void => {
+    const running = new Set(pods.filter((p) => !podEnded(p)).map((p) => p.metadata?.name ?? ''))
+    for (const [key, f] of entry.follows) {
+      if (running.has(key.split('/')[0]) || f.ending) continue
+      f.ending = true
+      setTimeout(() => f.end.abort(), FOLLOW_GONE_MS).unref()
     }
   }
 
@@ -248,6 +266,7 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
           const saved = await saveSoFar(client, sink, job, keep, entry.earlier.ended)
           // Its pods being deleted are followed to their end, not read half way.
           startFollows(uid, entry, job, stoppingPlan(saved.pods, false, new Set(entry.follows.keys())))
+          endFollowsOfGonePods(entry, saved.pods)
           const { earlier } = entry
           earlier.files = unionByFile(saved.files, earlier.files)
           for (const n of saved.neverRan) if (!earlier.neverRan.includes(n)) earlier.neverRan.push(n)
@@ -272,6 +291,7 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
           if (!isFinished(job) && ends !== undefined && Date.now() < ends) {
             const pods = await client.listPodsOfJob(entry.namespace, uid, job.metadata?.resourceVersion)
             const plan = stoppingPlan(pods, true, new Set(entry.follows.keys()))
+            endFollowsOfGonePods(entry, pods)
             startFollows(uid, entry, job, plan)
             const stopped = await stopPods(client, entry.namespace, plan.stop)
             if (!plan.settled) {
@@ -285,7 +305,7 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
             }
           }
           // What is being followed is part of the archive: it waits for those follows to end.
-          await Promise.allSettled(entry.follows.values())
+          await Promise.allSettled([...entry.follows.values()].map((f) => f.done))
           entry.tried = true
           const outcome = await archiveJob(client, sink, job, keep, () => new Date(), { keeper: identity, previousAttempt: entry.attempt }, entry.earlier)
           entry.attempt = outcome.attempt ?? entry.attempt

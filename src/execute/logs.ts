@@ -23,6 +23,8 @@ export interface SavedLogFile {
   bytes: number
   /** Longer than max-log-bytes: its middle was cut, and a line in the file says where and how much. */
   truncated: boolean
+  /** Followed (the keeper's, of a pod being stopped) and ended before its container did: its last lines may be missing. */
+  unfinished?: boolean
   /** Bytes of the log as the API server sent it, and how many of them were cut out. */
   logBytes?: number
   cutBytes?: number
@@ -60,8 +62,6 @@ export interface LogSource {
   uid: string
   /** The Job's resourceVersion as the caller saw it: its pods are listed no older than that (from the API server's cache). */
   resourceVersion?: string
-  /** Without effect: every phase's folder carries the uid now (jobKey). Still given by the keeper's callers. */
-  byUid?: boolean
   /** Which of the listed pods to read (every one when undefined): the keeper reads a pod saved whole once it ended only once. */
   read?: (pod: V1Pod) => boolean
 }
@@ -115,12 +115,12 @@ export interface Harvest {
  * The key of a Job's folder under logs-dir, the one layout of every phase and of the keeper:
  * `<namespace>/<name>/<uid>`. A logs-dir outlives every Job of a name (the next release's
  * app-migrate, every before-hook-creation hook), each of which would overwrite the last one's
- * job.json and notes under its name alone; clusters sharing a bucket each take a prefix. `byUid`
- * false (or no uid) names the folder of versions before the uid, `<namespace>/<name>`: nothing
- * writes there now, and what they wrote there is never written over.
+ * job.json and notes under its name alone; clusters sharing a bucket each take a prefix. Versions
+ * before the uid wrote in `<namespace>/<name>/`: nothing writes there now, so nothing of theirs is
+ * written over. A Job with no uid (a manifest, not a Job from the cluster) has no folder of its own.
  */
-export const jobKey = (job: { namespace: string; name: string; uid?: string }, byUid = true): string =>
-  byUid && job.uid ? `${job.namespace}/${job.name}/${job.uid}` : `${job.namespace}/${job.name}`
+export const jobKey = (job: { namespace: string; name: string; uid?: string }): string =>
+  job.uid ? `${job.namespace}/${job.name}/${job.uid}` : `${job.namespace}/${job.name}`
 
 /**
  * Saves the logs of every pod of the Job into `sink`, each as `keep` says (with its last lines

@@ -39,7 +39,7 @@ export interface ArchiveEvidence {
   /** The pods listed when it was archived: ended (phase Succeeded or Failed), and each container's restarts. */
   pods: { name: string; ended: boolean; restarts: { container: string; count: number }[] }[]
   /** Every log in the store for it (this archive's and those saved earlier), keys ending `<pod>/<container>[.previous].log`. */
-  files: { file: string; truncated: boolean }[]
+  files: { file: string; truncated: boolean; unfinished?: boolean }[]
   /** Logs the node no longer had (`<pod>/<container> (previous run)`). */
   gone?: string[]
   /** Logs that could not be read or stored, in words. */
@@ -77,6 +77,9 @@ export function archiveState(evidence: ArchiveEvidence): ArchiveState {
   for (const g of evidence.gone ?? []) gaps.push({ reason: 'run-gone', what: `${g}: the node no longer had its log` })
   for (const f of evidence.failures ?? []) gaps.push({ reason: 'read-failed', what: f })
   for (const f of evidence.files) if (f.truncated) gaps.push({ reason: 'cut', what: `${logName(f.file)}: cut at max-log-bytes` })
+  for (const f of evidence.files)
+    if (f.unfinished)
+      gaps.push({ reason: 'read-failed', what: `${logName(f.file)}: followed until its pod was gone or its grace period passed, its end not seen` })
   return { state: gaps.length === 0 ? 'complete' : 'incomplete', gaps }
 }
 

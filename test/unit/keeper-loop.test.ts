@@ -455,3 +455,64 @@ test('kubectl delete (background) of a held Job still running: the keeper delete
     expect(await ran).toBe(0)
   }
 }, 60_000)
+
+test('a pod stopped by the keeper that is gone while its log stream stays open (a lost node; kwok): the follow ends 5 s later keeping what came, and the archive says `incomplete`, its end not seen', async () => {
+  const fake = new FakeJobsClient(realClock)
+  const client = Object.assign(fake, { close: async () => undefined }) as KeeperClient
+  const managed = { 'job-sweeper.io/managed': 'true' }
+  const job = fake.create({ ...newJob({ name: 'migrate', status: 'running', labels: managed, finalizers: [LOGS_FINALIZER] }), status: { active: 1 } })
+  fake.addPod(job, { ...running(30), metadata: { ...running(30).metadata, name: 'migrate-a1', uid: 'uid-pod-a1' } }, { migrate: 'migrate: applying 0042\n' })
+  const store = memoryStore(() => undefined)
+  const stop = new AbortController()
+  const lines: string[] = []
+  const ran = runKeeper(settings, {
+    log: (line) => lines.push(line),
+    signal: stop.signal,
+    mask: () => undefined,
+    connect: () => ({ client, sink: store.sink })
+  })
+  const said = (): string => `keeper said: ${lines.join(' | ')}`
+  try {
+    await within(
+      until(
+        () => lines.join('\n'),
+        (l) => l.includes('keeper: leading')
+      ),
+      15_000,
+      said
+    )
+    fake.remove('prod', 'migrate')
+    await within(
+      until(
+        () => fake.openFollows,
+        (n) => n === 1
+      ),
+      15_000,
+      said
+    )
+    const gone = Date.now()
+    fake.removePod('prod', 'migrate-a1') // gone, its stream still open
+    const file = JSON.parse(await within(store.stored('prod/migrate/uid-migrate/job.json'), 30_000, said)) as {
+      state: string
+      missing: { reason: string; what: string }[]
+    }
+    expect(Date.now() - gone).toBeGreaterThanOrEqual(5_000)
+    expect(file.state).toBe('incomplete')
+    expect(file.missing).toEqual([
+      { reason: 'read-failed', what: 'migrate-a1/migrate.log: followed until its pod was gone or its grace period passed, its end not seen' }
+    ])
+    expect(await store.stored('prod/migrate/uid-migrate/migrate-a1/migrate.log')).toBe('migrate: applying 0042\n')
+    await within(
+      until(
+        () => fake.job('prod', 'migrate'),
+        (j) => j === undefined
+      ),
+      15_000,
+      said
+    )
+    expect(fake.openFollows).toBe(0)
+  } finally {
+    stop.abort()
+    expect(await ran).toBe(0)
+  }
+}, 60_000)
