@@ -147,19 +147,29 @@ let ns: string
 let otherNs: string
 let decoys: Decoy[]
 let keeper: Keeper | undefined
+/** Namespaces a test made besides ns and otherNs (it deletes them): the clean-up lets go of what is held there too. */
+let moreNamespaces: string[] = []
 
 beforeEach(async () => {
   ns = await createNamespace('keeper')
   otherNs = await createNamespace('keeper-other')
+  moreNamespaces = []
   decoys = await createDecoys(ns, otherNs, 'app')
 })
 
-/** docs/keeper.md's command that removes the keeper's finalizers by hand, as the page gives it. */
-function releaseByHand(): CommandResult {
+/**
+ * docs/keeper.md's command that removes the keeper's finalizers by hand, as the page gives it; with
+ * `namespaces`, in those only (`--all-namespaces` → `-n <namespace>`): a test's clean-up leaves the
+ * Jobs other suites hold on the shared cluster alone, and is not slowed by all of theirs.
+ */
+function releaseByHand(namespaces?: string[]): CommandResult {
   const page = readFileSync(join(import.meta.dirname, '..', 'docs', 'keeper.md'), 'utf8')
   const command = /## Removing its finalizers by hand[\s\S]*?```sh\n([\s\S]*?)```/.exec(page)?.[1] ?? ''
   expect(command).toContain('job-sweeper.io/logs')
-  return run('bash', ['-c', command])
+  expect(command).toContain('kubectl get jobs --all-namespaces ')
+  const scoped =
+    namespaces === undefined ? command : namespaces.map((n) => command.replace('kubectl get jobs --all-namespaces ', `kubectl get jobs -n ${n} `)).join('\n')
+  return run('bash', ['-c', scoped])
 }
 
 afterEach(async () => {
@@ -178,7 +188,7 @@ afterEach(async () => {
     }
   } finally {
     // A test that failed half way leaves nothing held.
-    expect(releaseByHand().code).toBe(0)
+    expect(releaseByHand([ns, otherNs, ...moreNamespaces]).code).toBe(0)
     await Promise.all([deleteNamespace(ns), deleteNamespace(otherNs)])
   }
 })
@@ -582,6 +592,7 @@ test('two releases’ app-migrate, one after the other: each archived in its own
 test('a keeper stopped for good holds nothing: with keeper-namespace, sweep and pre save a held Job’s logs and let go of the hold once its Lease is stale (left to the keeper while it is fresh), and a namespace’s deletion completes', async () => {
   const prefix = `keeper-stopped-${ns}`
   const doomed = await createNamespace('keeper-doomed')
+  moreNamespaces.push(doomed)
   const selector = 'app=keeper-stopped'
   const mine = { ...managed, app: 'keeper-stopped' }
   keeper = await startKeeper(`${ns},${doomed}`, ['--logs-dir', `s3://${bucket}/keeper-${ns}`, '--s3-endpoint', endpoint])
@@ -693,6 +704,7 @@ onRealNode(
   async () => {
     const prefix = `keeper-real-${ns}`
     const doomed = await createNamespace('keeper-real')
+    moreNamespaces.push(doomed)
     keeper = await startKeeper(doomed, ['--logs-dir', `s3://${bucket}/${prefix}`, '--s3-endpoint', endpoint])
     // At SIGTERM it says so and takes 3 s to stop, as a migration that rolls back would.
     const script = "echo 'migrate: applying 0042'; trap 'echo migrate: interrupted, rolling back; sleep 3; exit 143' TERM; while true; do sleep 1; done"
@@ -919,7 +931,7 @@ test('keeper --let-go (the chart’s post-delete hook) once the keeper stopped: 
   expect(events.items[0].message).toContain('Released unarchived: the keeper is being removed (--let-go) while it still runs.')
 }, 60_000)
 
-test('a keeper killed mid-upload (SIGKILL): the next, once the Lease expired, archives the Job again from the start, and its job.json names it; both attempts are recorded', async () => {
+test('a keeper killed mid-upload (SIGKILL): its upload leaves nothing in the store; the next, once the Lease expired, archives the Job again from the start, and its job.json names it', async () => {
   const prefix = `keeper-restart-${ns}`
   const proxy = await startStoreProxy(endpoint)
   try {
@@ -938,12 +950,9 @@ test('a keeper killed mid-upload (SIGKILL): the next, once the Lease expired, ar
       async () => killed.child.exitCode ?? killed.child.signalCode,
       (code) => code !== null
     )
-    const attemptKey = new RegExp(`^${prefix}/${ns}/app-migrate/${job.metadata?.uid}/attempts/[^/]+\\.json$`)
-    expect(proxy.seen.some((r) => /\/attempts\/[^/]+\.json$/.test(r))).toBe(true) // its attempt was recorded first
+    expect(proxy.seen.some((r) => /^PUT \S+\/main\.log/.test(r))).toBe(true) // killed with its log's upload in flight
     expect((await getJob(ns, 'app-migrate'))?.metadata?.finalizers).toContain(LOGS_FINALIZER) // still held
-    const left = (await inBucket(prefix, ns, 'app-migrate')).keys
-    expect(left).toHaveLength(1)
-    expect(left[0]).toMatch(attemptKey)
+    expect((await inBucket(prefix, ns, 'app-migrate')).keys).toEqual([]) // nothing that looks complete
     keeper = await startKeeper(ns, ['--logs-dir', `s3://${bucket}/${prefix}`, '--s3-endpoint', endpoint])
     await eventually(
       'the next keeper to archive it',
@@ -954,7 +963,6 @@ test('a keeper killed mid-upload (SIGKILL): the next, once the Lease expired, ar
     const again = await inBucket(prefix, ns, 'app-migrate')
     expect(again.jobFile).toMatchObject({ uid: job.metadata?.uid, savedBy: { keeper: `${hostname()}-${keeper.child.pid}`, attempt: 1 } })
     expect(again.jobFile?.savedBy?.keeper).not.toBe(`${hostname()}-${killed.child.pid}`)
-    expect(again.keys.filter((k) => attemptKey.test(k))).toHaveLength(2) // the killed keeper's and the next one's
     expect(again.keys.some((k) => k.endsWith('/main.log'))).toBe(true)
   } finally {
     await proxy.close()
@@ -968,7 +976,7 @@ test('a store under the documented policy (PutObject, AbortMultipartUpload; no r
   const asWriter = s3As(writer)
   const asRoot = s3As({ accessKeyId: process.env.AWS_ACCESS_KEY_ID ?? '', secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY ?? '' })
   try {
-    const missing = { Bucket: leastBucket, Key: `keeper-logs/${ns}/app-migrate/none/attempts/none.json` }
+    const missing = { Bucket: leastBucket, Key: `keeper-logs/${ns}/app-migrate/none/job.json` }
     await expect(asWriter.send(new GetObjectCommand(missing))).rejects.toMatchObject({ name: 'AccessDenied', $metadata: { httpStatusCode: 403 } })
     await expect(asRoot.send(new GetObjectCommand(missing))).rejects.toMatchObject({ $metadata: { httpStatusCode: 404 } }) // control: the key is missing
 

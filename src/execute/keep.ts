@@ -13,7 +13,7 @@ import { ARCHIVE_ANNOTATION, isHeld, LOGS_FINALIZER, withFinalizer, type KeeperS
 import { TTL_AFTER_ARCHIVE, ttlAtRelease, type ReleaseTtl } from '../plan/release-ttl.ts'
 import { archiveState, podEnded, podsEvidence, stateWords, type ArchiveGap } from '../plan/archive-state.ts'
 import { jobStatus } from '../plan/predicates.ts'
-import { SinkError, writeText, type LogSink } from '../store/sink.ts'
+import type { LogSink } from '../store/sink.ts'
 import { saveJobFile } from './job-file.ts'
 import { harvestLogs, jobKey, unionByFile, type SavedLogFile } from './logs.ts'
 
@@ -31,7 +31,7 @@ export interface KeepOutcome {
   bytes?: number
   /** archive: what could not be saved (the Job stays held, and the archive is tried again). */
   failures?: string[]
-  /** archive: which of this keeper's attempts at the Job this was (attempts/). */
+  /** archive: which of this keeper's attempts at the Job this was (job.json's savedBy.attempt). */
   attempt?: number
   /** archive: what its archive lacks (plan/archive-state.ts); empty when complete. */
   gaps?: ArchiveGap[]
@@ -109,7 +109,7 @@ export interface Earlier {
 
 /** Who archives, and what it did before: the keeper's process, and its own last attempt at the Job. */
 export interface Archiver {
-  /** The keeper's process (host and pid, as its Lease names it), for job.json and attempts/. */
+  /** The keeper's process (host and pid, as its Lease names it), for job.json. */
   keeper: string
   /** This keeper's last attempt at the Job, when it made one. */
   previousAttempt?: number
@@ -133,32 +133,14 @@ export async function archiveJob(
   const subject = subjectOf(job)
   // A pod saved whole once it ended is not read again: its logs are those of `earlier`.
   const read = (pod: V1Pod): boolean => !(podEnded(pod) && earlier.ended?.has(pod.metadata?.name ?? ''))
-  // The attempt is recorded while the pods are listed, and before any log is written.
-  const recording = startAttempt(sink, subject, now(), by).then(
-    (attempt) => ({ attempt }),
-    (error: unknown) => ({ error })
-  )
-  const ready = recording.then((r) => {
-    if ('error' in r) throw r.error
-  })
-  ready.catch(() => undefined) // harvestLogs awaits it once the pods are listed; its failure is reported below
-  const harvesting = harvestLogs(client, { ...subject, resourceVersion: job.metadata?.resourceVersion, byUid: true, read }, sink, keep, ready).then(
-    (harvest) => ({ harvest }),
-    (error: unknown) => ({ error })
-  )
-  const [recorded, harvested] = await Promise.all([recording, harvesting])
-  if ('error' in harvested && harvested.error instanceof ClusterUnreachable) throw harvested.error
-  if ('error' in recorded) {
-    const why = recorded.error instanceof SinkError ? recorded.error.message : String(recorded.error)
-    return { done: false, failures: [`cannot record the archive's attempt: ${why}`], bytes: 0 }
-  }
-  // The harvest fails only with the attempt's record (above) or the cluster: anything else is a fault, thrown.
-  if ('error' in harvested) throw harvested.error
-  const { attempt } = recorded
+  // Nothing is written before the logs (no record of the attempt): a Job's archive costs one PUT
+  // per log and one of job.json, which is written last and names the keeper and its attempt.
+  const attempt = (by.previousAttempt ?? 0) + 1
+  const harvested = await harvestLogs(client, { ...subject, resourceVersion: job.metadata?.resourceVersion, read }, sink, keep)
   // Logs saved before the Job's end (saveSoFar: pods that ended, or were being deleted, some gone since): listed too.
-  const logs = harvested.harvest.logs
+  const logs = harvested.logs
   const neverRan = [...(logs.neverRan ?? []), ...(earlier.neverRan ?? []).filter((n) => !logs.neverRan?.includes(n))]
-  const harvest = { ...harvested.harvest, logs: { ...logs, files: unionByFile(logs.files, earlier.files), neverRan } }
+  const harvest = { ...harvested, logs: { ...logs, files: unionByFile(logs.files, earlier.files), neverRan } }
   // complete only when every container run the Job counts has its whole log here; else what is missing, and why.
   const archive = archiveState({
     succeeded: job.status?.succeeded,
@@ -178,7 +160,7 @@ export async function archiveJob(
   const failures = [...harvest.logs.failures, ...(fileFailure ? [fileFailure] : [])]
   const bytes = harvest.logs.files.reduce((sum, f) => sum + f.bytes, 0)
   if (failures.length > 0) return { done: false, failures, bytes, attempt }
-  const where = `${sink.where.replace(/\/$/, '')}/${jobKey(subject, true)}/`
+  const where = `${sink.where.replace(/\/$/, '')}/${jobKey(subject)}/`
   if (archive.state === 'incomplete') await warnIncomplete(client, job, where, archive.gaps)
   const annotations = {
     [ARCHIVE_ANNOTATION.where]: where,
@@ -220,30 +202,9 @@ export async function saveSoFar(
   // at the Job's end; one being deleted is followed to its end (plan/stopping.ts), never read half
   // way here, where a read could land after the follow's and replace the whole log with its start.
   const read = (pod: V1Pod): boolean => podEnded(pod) && !savedEnded.has(pod.metadata?.name ?? '')
-  const { logs, pods } = await harvestLogs(client, { ...subject, resourceVersion: job.metadata?.resourceVersion, byUid: true, read }, sink, keep)
+  const { logs, pods } = await harvestLogs(client, { ...subject, resourceVersion: job.metadata?.resourceVersion, read }, sink, keep)
   const ended = pods.filter(read).map((p) => p.metadata?.name ?? '')
   return { files: logs.files, failures: logs.failures, ended, neverRan: logs.neverRan ?? [], pods }
-}
-
-/** One attempt at archiving a Job, as attempts/<startedAt>.json records it. */
-interface AttemptRecord {
-  uid: string
-  keeper: string
-  attempt: number
-  startedAt: string
-}
-
-/**
- * Records, before anything else is written, that an attempt at archiving the Job begins, under a
- * key of its own (attempts/<startedAt>.json): a keeper stopped mid-archive (killed, its node lost)
- * leaves its record there, the next keeper starts over, and the job.json it completes names it.
- * Nothing is read first: under the documented policy (PutObject only) a store refuses every read,
- * and AWS answers a GET of a missing key with 403, not 404.
- */
-async function startAttempt(sink: LogSink, subject: { namespace: string; name: string; uid: string }, at: Date, by: Archiver): Promise<number> {
-  const record: AttemptRecord = { uid: subject.uid, keeper: by.keeper, attempt: (by.previousAttempt ?? 0) + 1, startedAt: at.toISOString() }
-  await writeText(sink, `${jobKey(subject, true)}/attempts/${record.startedAt}.json`, `${JSON.stringify(record)}\n`, 'application/json')
-  return record.attempt
 }
 
 /**

@@ -120,19 +120,16 @@ const noPods = (client: JobsClient, lists: unknown[][] = []): void =>
 const at = (): Date => new Date('2026-12-04T12:00:00Z')
 
 const by = { keeper: 'keeper-7f9-1' }
-const attemptKey = 'prod/j/uid-j/attempts/2026-12-04T12:00:00.000Z.json'
-
-test('archive: the attempt is recorded first (its own key), the pods are listed no older than the Job as the keeper saw it (from the API server’s cache), then job.json, and the finalizer goes with the annotations', async () => {
+test('archive: the pods are listed no older than the Job as the keeper saw it (from the API server’s cache), job.json is the one object written beside the logs (no record of the attempt), and the finalizer goes with the annotations', async () => {
   const job = newJob({ name: 'j', status: 'succeeded', finalizers: [LOGS_FINALIZER] })
   const { client, job: live } = fakeClient(job)
   const podLists: unknown[][] = []
   noPods(client, podLists)
   const { sink, objects, stored } = memorySink()
   const outcome = await archiveJob(client, sink, withVersion(job, '1'), { maxBytes: 1024, lastLines: 0 }, at, by)
-  expect(outcome).toMatchObject({ done: true, changed: true })
+  expect(outcome).toMatchObject({ done: true, changed: true, attempt: 1 })
   expect(podLists).toEqual([['prod', 'uid-j', '1']])
-  expect(stored).toEqual([attemptKey, 'prod/j/uid-j/job.json'])
-  expect(JSON.parse(objects.get(attemptKey) ?? '')).toEqual({ uid: 'uid-j', keeper: 'keeper-7f9-1', attempt: 1, startedAt: '2026-12-04T12:00:00.000Z' })
+  expect(stored).toEqual(['prod/j/uid-j/job.json'])
   expect(JSON.parse(objects.get('prod/j/uid-j/job.json') ?? '').savedBy).toEqual({
     phase: 'keeper',
     at: '2026-12-04T12:00:00.000Z',
@@ -143,7 +140,7 @@ test('archive: the attempt is recorded first (its own key), the pods are listed 
   expect(live().metadata?.annotations).toMatchObject({ [ARCHIVE_ANNOTATION.where]: 's3://logs/k/prod/j/uid-j/', [ARCHIVE_ANNOTATION.state]: 'complete' })
 })
 
-test('archive under the documented policy (put only): the sink is never read, an earlier attempt’s record is left as it is beside the new one', async () => {
+test('archive under the documented policy (put only): the sink is never read, and what an earlier keeper left in the folder stays as it is', async () => {
   const job = newJob({ name: 'j', status: 'failed', finalizers: [LOGS_FINALIZER] })
   const { client } = fakeClient(job)
   noPods(client)
@@ -157,11 +154,11 @@ test('archive under the documented policy (put only): the sink is never read, an
     }
   })
   expect(await archiveJob(client, refusing, withVersion(job, '1'), { maxBytes: 1024, lastLines: 0 }, at, by)).toMatchObject({ done: true, attempt: 1 })
-  expect([...objects.keys()].sort()).toEqual([earlier, attemptKey, 'prod/j/uid-j/job.json'])
+  expect([...objects.keys()].sort()).toEqual([earlier, 'prod/j/uid-j/job.json'])
   expect(JSON.parse(objects.get(earlier) ?? '').keeper).toBe('keeper-killed')
 })
 
-test('archive again in the same keeper: the attempt after its own last one, under its own key', async () => {
+test('archive again in the same keeper: job.json names the attempt after its own last one', async () => {
   const job = newJob({ name: 'j', status: 'succeeded', finalizers: [LOGS_FINALIZER] })
   const { client } = fakeClient(job)
   noPods(client)
@@ -170,33 +167,24 @@ test('archive again in the same keeper: the attempt after its own last one, unde
     done: true,
     attempt: 2
   })
-  expect(JSON.parse(objects.get(attemptKey) ?? '').attempt).toBe(2)
   expect(JSON.parse(objects.get('prod/j/uid-j/job.json') ?? '').savedBy.attempt).toBe(2)
 })
 
-test('archive: a store that refuses the attempt’s record fails the attempt before any log is saved (the Job stays held, tried again)', async () => {
+test('archive: a store that refuses job.json fails the attempt (the Job stays held, tried again), saying why', async () => {
   const job = newJob({ name: 'j', status: 'succeeded', finalizers: [LOGS_FINALIZER] })
   const { client, patches } = fakeClient(job)
   noPods(client)
-  const { sink, stored } = memorySink()
+  const { sink } = memorySink()
   const refusing: LogSink = {
     ...sink,
-    open: async () => ({
-      write: async () => {
-        throw new SinkError("logs-dir 's3://logs/k': cannot upload k/prod/j/uid-j/attempts/x.json to bucket 'logs': 503 ServiceUnavailable")
-      },
-      discard: async () => undefined
-    })
+    open: async () => {
+      throw new SinkError("logs-dir 's3://logs/k': cannot upload k/prod/j/uid-j/job.json to bucket 'logs': 503 ServiceUnavailable")
+    }
   }
   const outcome = await archiveJob(client, refusing, withVersion(job, '1'), { maxBytes: 1024, lastLines: 0 }, at, by)
-  expect(outcome).toEqual({
-    done: false,
-    bytes: 0,
-    failures: [
-      "cannot record the archive's attempt: logs-dir 's3://logs/k': cannot upload k/prod/j/uid-j/attempts/x.json to bucket 'logs': 503 ServiceUnavailable"
-    ]
-  })
-  expect([stored, patches]).toEqual([[], []])
+  expect(outcome).toMatchObject({ done: false, bytes: 0 })
+  expect(outcome.failures?.join('\n')).toContain('503 ServiceUnavailable')
+  expect(patches).toEqual([])
 })
 
 test('archive after logs were saved while their pods were being deleted: job.json lists those of pods gone since beside what it saves now', async () => {

@@ -61,11 +61,10 @@ function gate(): { step: Step; inFlight: () => number; most: () => number; relea
   }
 }
 
-const source = (job: V1Job): { namespace: string; name: string; uid: string; byUid: boolean } => ({
+const source = (job: V1Job): { namespace: string; name: string; uid: string } => ({
   namespace: 'prod',
   name: 'app-migrate',
-  uid: job.metadata?.uid ?? '',
-  byUid: true
+  uid: job.metadata?.uid ?? ''
 })
 
 test(`a Job of ${PODS} pods: its logs read ${LOG_READS_PER_JOB} at a time, every one saved, in the pods' order`, async () => {
