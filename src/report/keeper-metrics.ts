@@ -100,7 +100,7 @@ export class KeeperMetrics {
  * directory's `cannot write …`, whatever was being saved).
  */
 export function failureReason(line: string): 'store' | 'read' | 'api' {
-  if (/^cannot save job\.json|^cannot record the archive|^cannot note|logs-dir '[^']*': cannot upload|: cannot write /.test(line)) return 'store'
-  if (/^cannot save the log/.test(line)) return 'read'
+  if (/^cannot save job\.json|^cannot note|logs-dir '[^']*': cannot upload|: cannot write /.test(line)) return 'store'
+  if (/^cannot (save|follow) the log/.test(line)) return 'read'
   return 'api'
 }

@@ -16,8 +16,13 @@ test.each([
     'store'
   ],
   ['job.json', "cannot save job.json: logs-dir 's3://logs/k': cannot upload k/prod/j/job.json to bucket 'logs': connect ECONNREFUSED", 'store'],
-  ['the attempt’s record', "cannot record the archive's attempt: logs-dir 's3://logs/k': cannot upload …", 'store'],
+  [
+    'a followed log the bucket refused',
+    "cannot follow the log of app-migrate-x1/main to its end: logs-dir 's3://logs/k': cannot upload k/prod/j/x1/main.log to bucket 'logs': 503 SlowDown",
+    'store'
+  ],
   ['a log the API server did not serve', 'cannot save the log of app-migrate-x1/main: 500 the kubelet did not answer', 'read'],
+  ['a follow the API server refused', 'cannot follow the log of app-migrate-x1/main to its end: 404 pods "app-migrate-x1" not found', 'read'],
   ['the pods not listed', 'cannot list its pods: pods is forbidden', 'api']
 ])('%s → %s', (_what, line, reason) => {
   expect(failureReason(line)).toBe(reason)
