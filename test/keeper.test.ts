@@ -10,7 +10,7 @@ import { createServer } from 'node:net'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3'
-import { CoordinationV1Api, V1MicroTime } from '@kubernetes/client-node'
+import { CoordinationV1Api, V1MicroTime, type V1Job } from '@kubernetes/client-node'
 import { MANAGED_LABEL } from '../src/plan/retention.ts'
 import { ARCHIVE_ANNOTATION, LOGS_FINALIZER } from '../src/plan/keeper.ts'
 import { TTL_AFTER_ARCHIVE } from '../src/plan/release-ttl.ts'
@@ -699,6 +699,42 @@ test('a keeper stopped for good holds nothing: with keeper-namespace, sweep and 
   expect((await inBucket(prefix, ns, 'app-worker')).log).toContain('migrate: connecting to database')
 }, 180_000)
 
+/**
+ * A migration on the real node, in `namespace`: it writes its first line, and at SIGTERM says so,
+ * takes 3 s to roll back and says that too, as a migration would. Resolves once the keeper holds it
+ * and its first line is written.
+ */
+async function heldRealMigration(namespace: string): Promise<V1Job> {
+  const script =
+    "echo 'migrate: applying 0042'; trap 'echo migrate: interrupted, rolling back; sleep 3; echo migrate: rolled back; exit 143' TERM; while true; do sleep 1; done"
+  const job = await batchApi().createNamespacedJob({
+    namespace,
+    body: {
+      metadata: { name: 'app-migrate', labels: managed },
+      spec: {
+        backoffLimit: 0,
+        template: {
+          spec: realNodePod({
+            restartPolicy: 'Never',
+            terminationGracePeriodSeconds: 10,
+            containers: [{ name: 'main', image: testImage, command: ['sh', '-c', script] }]
+          })
+        }
+      }
+    }
+  })
+  await eventually(
+    'the migration held while its container runs, and its first line written',
+    async () => ({
+      held: (await getJob(namespace, 'app-migrate'))?.metadata?.finalizers?.includes(LOGS_FINALIZER) === true,
+      log: kubectl('logs', 'job/app-migrate', '-n', namespace).stdout
+    }),
+    ({ held, log }) => held && log.includes('migrate: applying 0042'),
+    120_000
+  )
+  return job
+}
+
 onRealNode(
   'on the real node, a held migration still running when its namespace is deleted: its pod goes before its Job, so the keeper saves what the container wrote while the kubelet stops it, and the archive lists it once the pod is gone; the namespace’s deletion completes',
   async () => {
@@ -706,33 +742,7 @@ onRealNode(
     const doomed = await createNamespace('keeper-real')
     moreNamespaces.push(doomed)
     keeper = await startKeeper(doomed, ['--logs-dir', `s3://${bucket}/${prefix}`, '--s3-endpoint', endpoint])
-    // At SIGTERM it says so and takes 3 s to stop, as a migration that rolls back would.
-    const script = "echo 'migrate: applying 0042'; trap 'echo migrate: interrupted, rolling back; sleep 3; exit 143' TERM; while true; do sleep 1; done"
-    await batchApi().createNamespacedJob({
-      namespace: doomed,
-      body: {
-        metadata: { name: 'app-migrate', labels: managed },
-        spec: {
-          backoffLimit: 0,
-          template: {
-            spec: realNodePod({
-              restartPolicy: 'Never',
-              terminationGracePeriodSeconds: 10,
-              containers: [{ name: 'main', image: testImage, command: ['sh', '-c', script] }]
-            })
-          }
-        }
-      }
-    })
-    await eventually(
-      'the migration held while its container runs, and its first line written',
-      async () => ({
-        held: (await getJob(doomed, 'app-migrate'))?.metadata?.finalizers?.includes(LOGS_FINALIZER) === true,
-        log: kubectl('logs', 'job/app-migrate', '-n', doomed).stdout
-      }),
-      ({ held, log }) => held && log.includes('migrate: applying 0042'),
-      120_000
-    )
+    await heldRealMigration(doomed)
     expect(kubectl('delete', 'namespace', doomed, '--wait=false').code).toBe(0)
     await eventually(
       'the namespace to be gone',
@@ -760,33 +770,7 @@ onRealNode(
   async () => {
     const prefix = `keeper-real-delete-${ns}`
     keeper = await startKeeper(ns, ['--logs-dir', `s3://${bucket}/${prefix}`, '--s3-endpoint', endpoint])
-    const script =
-      "echo 'migrate: applying 0042'; trap 'echo migrate: interrupted, rolling back; sleep 3; echo migrate: rolled back; exit 143' TERM; while true; do sleep 1; done"
-    const job = await batchApi().createNamespacedJob({
-      namespace: ns,
-      body: {
-        metadata: { name: 'app-migrate', labels: managed },
-        spec: {
-          backoffLimit: 0,
-          template: {
-            spec: realNodePod({
-              restartPolicy: 'Never',
-              terminationGracePeriodSeconds: 10,
-              containers: [{ name: 'main', image: testImage, command: ['sh', '-c', script] }]
-            })
-          }
-        }
-      }
-    })
-    await eventually(
-      'the migration held while its container runs, and its first line written',
-      async () => ({
-        held: (await getJob(ns, 'app-migrate'))?.metadata?.finalizers?.includes(LOGS_FINALIZER) === true,
-        log: kubectl('logs', 'job/app-migrate', '-n', ns).stdout
-      }),
-      ({ held, log }) => held && log.includes('migrate: applying 0042'),
-      120_000
-    )
+    const job = await heldRealMigration(ns)
     expect(kubectl('delete', 'job', 'app-migrate', '-n', ns, '--wait=false').code).toBe(0) // background, kubectl's default
     await eventually(
       'the Job to be gone',

@@ -315,11 +315,47 @@ test('/readyz: 503 naming the store while it refuses the probe write, 200 once i
   }
 }, 40_000)
 
+/** A held Job running (one pod active), as post and the keeper leave it. */
+const heldRunning = (fake: FakeJobsClient, name: string): V1Job =>
+  fake.create({ ...newJob({ name, status: 'running', labels: { 'job-sweeper.io/managed': 'true' }, finalizers: [LOGS_FINALIZER] }), status: { active: 1 } })
+
+/** Starts the keeper's loop over `fake` and an in-memory store; resolves once it leads. `stop()` stops it and resolves with its exit code. */
+async function leadingKeeper(
+  fake: FakeJobsClient
+): Promise<{ store: ReturnType<typeof memoryStore>; lines: string[]; said: () => string; stop: () => Promise<number> }> {
+  const client = Object.assign(fake, { close: async () => undefined }) as KeeperClient
+  const store = memoryStore(() => undefined)
+  const signal = new AbortController()
+  const lines: string[] = []
+  const ran = runKeeper(settings, {
+    log: (line) => lines.push(line),
+    signal: signal.signal,
+    mask: () => undefined,
+    connect: () => ({ client, sink: store.sink })
+  })
+  const said = (): string => `keeper said: ${lines.join(' | ')}`
+  await within(
+    until(
+      () => lines.join('\n'),
+      (l) => l.includes('keeper: leading')
+    ),
+    15_000,
+    said
+  )
+  return {
+    store,
+    lines,
+    said,
+    stop: () => {
+      signal.abort()
+      return ran
+    }
+  }
+}
+
 test('a retried Job (backoffLimit 2): each failed attempt is saved as it ends, so attempts deleted by hand before the Job ends are in its archive, `complete`; each log read once', async () => {
   const fake = new FakeJobsClient(realClock)
-  const client = Object.assign(fake, { close: async () => undefined }) as KeeperClient
-  const managed = { 'job-sweeper.io/managed': 'true' }
-  const job = fake.create({ ...newJob({ name: 'migrate', status: 'running', labels: managed, finalizers: [LOGS_FINALIZER] }), status: { active: 1 } })
+  const job = heldRunning(fake, 'migrate')
   const attempt = (name: string): void =>
     fake.addPod(job, { ...running(30), metadata: { ...running(30).metadata, name } }, { migrate: `${name}: applying 0042\n` })
   /** The attempt's pod fails, as the kubelet writes it; the Job controller counts it and starts the next one (or marks the Job failed). */
@@ -330,28 +366,11 @@ test('a retried Job (backoffLimit 2): each failed attempt is saved as it ends, s
   }
   attempt('migrate-a1')
   // A decoy: held, running, its pod running: nothing of it is read before it ends.
-  const decoy = fake.create({ ...newJob({ name: 'other', status: 'running', labels: managed, finalizers: [LOGS_FINALIZER] }), status: { active: 1 } })
+  const decoy = heldRunning(fake, 'other')
   fake.addPod(decoy, { ...running(30), metadata: { ...running(30).metadata, name: 'other-a1' } }, { migrate: 'other\n' })
 
-  const store = memoryStore(() => undefined)
-  const stop = new AbortController()
-  const lines: string[] = []
-  const ran = runKeeper(settings, {
-    log: (line) => lines.push(line),
-    signal: stop.signal,
-    mask: () => undefined,
-    connect: () => ({ client, sink: store.sink })
-  })
-  const said = (): string => `keeper said: ${lines.join(' | ')}`
+  const { store, said, stop } = await leadingKeeper(fake)
   try {
-    await within(
-      until(
-        () => lines.join('\n'),
-        (l) => l.includes('keeper: leading')
-      ),
-      15_000,
-      said
-    )
     fails('migrate-a1', 1, 'migrate-a2')
     expect(await within(store.stored('prod/migrate/uid-migrate/migrate-a1/migrate.log'), 15_000, said)).toBe('migrate-a1: applying 0042\n')
     fake.removePod('prod', 'migrate-a1') // kubectl delete pod, once it was saved
@@ -385,40 +404,20 @@ test('a retried Job (backoffLimit 2): each failed attempt is saved as it ends, s
     expect(fake.callsOf('saveLog').filter(([log]) => String(log).startsWith('prod/other-'))).toEqual([])
     expect(fake.job('prod', 'other')?.metadata?.finalizers).toEqual([LOGS_FINALIZER])
   } finally {
-    stop.abort()
-    expect(await ran).toBe(0)
+    expect(await stop()).toBe(0)
   }
 }, 60_000)
 
 test('kubectl delete (background) of a held Job still running: the keeper deletes its pod (nothing else would while it is held), follows its log to its end, and archives the lines written after SIGTERM before it lets go', async () => {
   const fake = new FakeJobsClient(realClock)
-  const client = Object.assign(fake, { close: async () => undefined }) as KeeperClient
-  const managed = { 'job-sweeper.io/managed': 'true' }
-  const job = fake.create({ ...newJob({ name: 'migrate', status: 'running', labels: managed, finalizers: [LOGS_FINALIZER] }), status: { active: 1 } })
+  const job = heldRunning(fake, 'migrate')
   fake.addPod(job, { ...running(30), metadata: { ...running(30).metadata, name: 'migrate-a1', uid: 'uid-pod-a1' } }, { migrate: 'migrate: applying 0042\n' })
   // A decoy: held, running, not deleted: its pod is neither deleted nor followed.
-  const decoy = fake.create({ ...newJob({ name: 'other', status: 'running', labels: managed, finalizers: [LOGS_FINALIZER] }), status: { active: 1 } })
+  const decoy = heldRunning(fake, 'other')
   fake.addPod(decoy, { ...running(30), metadata: { ...running(30).metadata, name: 'other-a1', uid: 'uid-pod-o1' } }, { migrate: 'other\n' })
 
-  const store = memoryStore(() => undefined)
-  const stop = new AbortController()
-  const lines: string[] = []
-  const ran = runKeeper(settings, {
-    log: (line) => lines.push(line),
-    signal: stop.signal,
-    mask: () => undefined,
-    connect: () => ({ client, sink: store.sink })
-  })
-  const said = (): string => `keeper said: ${lines.join(' | ')}`
+  const { store, lines, said, stop } = await leadingKeeper(fake)
   try {
-    await within(
-      until(
-        () => lines.join('\n'),
-        (l) => l.includes('keeper: leading')
-      ),
-      15_000,
-      said
-    )
     fake.remove('prod', 'migrate') // kubectl delete job migrate: held, so it stays, being deleted
     await within(
       until(
@@ -451,36 +450,16 @@ test('kubectl delete (background) of a held Job still running: the keeper delete
     expect(fake.callsOf('followLog').filter(([pod]) => String(pod).startsWith('prod/other-'))).toEqual([])
     expect(fake.job('prod', 'other')?.metadata?.finalizers).toEqual([LOGS_FINALIZER])
   } finally {
-    stop.abort()
-    expect(await ran).toBe(0)
+    expect(await stop()).toBe(0)
   }
 }, 60_000)
 
 test('a pod stopped by the keeper that is gone while its log stream stays open (a lost node; kwok): the follow ends 5 s later keeping what came, and the archive says `incomplete`, its end not seen', async () => {
   const fake = new FakeJobsClient(realClock)
-  const client = Object.assign(fake, { close: async () => undefined }) as KeeperClient
-  const managed = { 'job-sweeper.io/managed': 'true' }
-  const job = fake.create({ ...newJob({ name: 'migrate', status: 'running', labels: managed, finalizers: [LOGS_FINALIZER] }), status: { active: 1 } })
+  const job = heldRunning(fake, 'migrate')
   fake.addPod(job, { ...running(30), metadata: { ...running(30).metadata, name: 'migrate-a1', uid: 'uid-pod-a1' } }, { migrate: 'migrate: applying 0042\n' })
-  const store = memoryStore(() => undefined)
-  const stop = new AbortController()
-  const lines: string[] = []
-  const ran = runKeeper(settings, {
-    log: (line) => lines.push(line),
-    signal: stop.signal,
-    mask: () => undefined,
-    connect: () => ({ client, sink: store.sink })
-  })
-  const said = (): string => `keeper said: ${lines.join(' | ')}`
+  const { store, said, stop } = await leadingKeeper(fake)
   try {
-    await within(
-      until(
-        () => lines.join('\n'),
-        (l) => l.includes('keeper: leading')
-      ),
-      15_000,
-      said
-    )
     fake.remove('prod', 'migrate')
     await within(
       until(
@@ -512,7 +491,6 @@ test('a pod stopped by the keeper that is gone while its log stream stays open (
     )
     expect(fake.openFollows).toBe(0)
   } finally {
-    stop.abort()
-    expect(await ran).toBe(0)
+    expect(await stop()).toBe(0)
   }
 }, 60_000)
