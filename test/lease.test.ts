@@ -98,9 +98,26 @@ describe('a Lease another run holds', () => {
       }
     })
 
-  test('alive (renewed just now): the run waits up to wait-timeout, then fails naming the holder, and deletes nothing', async () => {
+  /** Renews the Lease every 3 s, as its holder would, until the returned function is called. */
+  const keepRenewing = (): (() => Promise<void>) => {
+    let renewing = Promise.resolve()
+    const timer = setInterval(() => {
+      renewing = renewing.then(async () => {
+        const lease = await coordination().readNamespacedLease({ namespace: ns, name })
+        lease.spec = { ...lease.spec, renewTime: new V1MicroTime(Date.now()) }
+        await coordination().replaceNamespacedLease({ namespace: ns, name, body: lease })
+      })
+    }, 3000)
+    return async () => {
+      clearInterval(timer)
+      await renewing
+    }
+  }
+
+  test('alive (renewed every 3 s by its holder): the run waits up to wait-timeout, then fails naming the holder, and deletes nothing', async () => {
     await holdLease(0, `${runUrl('77')}#runner-7`)
-    const run = await runAction({ release, namespace: ns, 'wait-timeout': '3s' })
+    const stopRenewing = keepRenewing()
+    const run = await runAction({ release, namespace: ns, 'wait-timeout': '3s' }).finally(stopRenewing)
     expect(run.code).toBe(1)
     expect(run.stdout).toContain(`waiting for another run on the same scope to finish: ${runUrl('77')}#runner-7 holds Lease ${ns}/${name}`)
     expect(run.stdout).toContain(
