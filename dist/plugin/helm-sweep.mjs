@@ -166,8 +166,8 @@ Output:
 
 Logs:
   --harvest-logs WHICH    failed (default), all or none
-  --logs-dir DIR|URL      where logs go: DIR/<namespace>/<job>/<pod>/<container>.log and
-                          <namespace>/<job>/job.json, or the same keys in s3://bucket/prefix
+  --logs-dir DIR|URL      where logs go: DIR/<namespace>/<job>/<uid>/<pod>/<container>.log
+                          and .../<uid>/job.json, or the same keys in s3://bucket/prefix
                           (AWS SDK credentials and region; endpoint: AWS_ENDPOINT_URL_S3)
   --s3-endpoint URL       an S3-compatible store's endpoint, for logs-dir s3://\u2026 (default:
                           AWS_ENDPOINT_URL_S3, else AWS_ENDPOINT_URL; none: AWS)
