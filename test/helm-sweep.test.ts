@@ -130,7 +130,7 @@ test('the demo chart’s failing upgrade (changed migration Job, the old one sti
   expect(pre.jobs.filter((j) => j.result === 'pruned').map((j) => [j.name, j.waited])).toEqual([[migrate, true]])
   // Its log saved: what its pod wrote (kwok serves test/cluster/pod.log for every pod).
   const saved = pre.jobs.find((j) => j.name === migrate)?.logs ?? []
-  expect(saved).toEqual([expect.stringMatching(new RegExp(`^${ns}/${migrate}/${migrate}-\\w+/migrate\\.log$`))])
+  expect(saved).toEqual([expect.stringMatching(new RegExp(`^${ns}/${migrate}/[\\w-]+/${migrate}-\\w+/migrate\\.log$`))])
   expect(readFileSync(join(logs, saved[0]), 'utf8')).toContain('migrate: connecting to database')
 
   // The upgrade ran with the arguments as given: -f's value, --set's, the release upgraded.
