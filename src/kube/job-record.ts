@@ -1,7 +1,7 @@
 // What job-sweeper keeps of a Job once it is listed or watched: what the plan decides on and the
 // executor acts on (name, uid, resourceVersion, status, times, the few annotations it reads),
 // never the pod template or managedFields. 10,000 listed Jobs then fit in a few megabytes.
-import type { V1Job, V1JobCondition, V1JobSpec, V1JobStatus, V1ObjectMeta } from '@kubernetes/client-node'
+import type { V1Job, V1JobCondition, V1PodTemplateSpec, V1JobSpec, V1JobStatus, V1ObjectMeta } from '@kubernetes/client-node'
 
 /** The kept fields of a Job. A full V1Job is one too, so planner tests can pass either. */
 export interface JobRecord {
@@ -26,6 +26,8 @@ export interface JobRecord {
    * (src/observe/job-failure.ts); post's row and error line say it.
    */
   failedBecause?: string
+  /** Its pods' containers restart in place (restartPolicy OnFailure, or a native sidecar): the keeper saves each run as it ends (plan/restarts.ts). */
+  restartsInPlace?: boolean
 }
 
 /** Label and annotation keys (job-sweeper.io/ ones only) that another manager's server-side apply owns. */
@@ -89,6 +91,12 @@ function appliedMetadataOf(job: V1Job): AppliedMetadata | undefined {
   return applied.labels.length + applied.annotations.length > 0 ? applied : undefined
 }
 
+/** The pod template restarts containers in place: restartPolicy OnFailure, or a native sidecar (an init container of restartPolicy Always). */
+function restartsInPlace(template: V1PodTemplateSpec | undefined): boolean {
+  const spec = template?.spec
+  return spec?.restartPolicy === 'OnFailure' || (spec?.initContainers ?? []).some((c) => c.restartPolicy === 'Always')
+}
+
 /** The JobRecord of a full Job from the API. */
 export function toJobRecord(job: V1Job): JobRecord {
   const m = job.metadata ?? {}
@@ -117,6 +125,7 @@ export function toJobRecord(job: V1Job): JobRecord {
       failed: job.status?.failed
     },
     ttlAppliedBy: ttlAppliedByOf(job),
-    appliedMetadata: appliedMetadataOf(job)
+    appliedMetadata: appliedMetadataOf(job),
+    ...(restartsInPlace(job.spec?.template) ? { restartsInPlace: true } : {})
   }
 }

@@ -4,12 +4,13 @@
 // restarts) has its log in the store, whole. Anything less is `incomplete`, and each gap says what
 // is missing and why, as Kubernetes' conditions say False with a reason rather than stay silent.
 import type { V1Pod } from '@kubernetes/client-node'
+import { currentRunId, previousRunId, runOfFile } from './restarts.ts'
 
 /** Why a log is not in the store. */
 export type ArchiveGapReason =
   /** A pod the Job counts as ended was gone (deleted, garbage-collected) before its logs were read. */
   | 'pod-gone'
-  /** A container run the node no longer keeps (the kubelet keeps a container's last two runs). */
+  /** A container run the node no longer keeps (the kubelet keeps a container's last two runs), not saved as it ended. */
   | 'run-gone'
   /** A log that could not be read or stored. */
   | 'read-failed'
@@ -36,9 +37,15 @@ export interface ArchiveEvidence {
   /** The Job's status counts of ended pods. */
   succeeded?: number
   failed?: number
-  /** The pods listed when it was archived: ended (phase Succeeded or Failed), and each container's restarts. */
-  pods: { name: string; ended: boolean; restarts: { container: string; count: number }[] }[]
-  /** Every log in the store for it (this archive's and those saved earlier), keys ending `<pod>/<container>[.previous].log`. */
+  /**
+   * The pods listed when it was archived: ended (phase Succeeded or Failed), and each container's
+   * restarts with the IDs of its current and previous runs (those the archive reads).
+   */
+  pods: { name: string; ended: boolean; restarts: { container: string; count: number; current?: string; previous?: string }[] }[]
+  /**
+   * Every log in the store for it (this archive's and those saved earlier), keys ending
+   * `<pod>/<container>[.previous].log`, or `<pod>/<container>.run-<id>.log` for a run saved as it ended.
+   */
   files: { file: string; truncated: boolean; unfinished?: boolean }[]
   /** Logs the node no longer had (`<pod>/<container> (previous run)`). */
   gone?: string[]
@@ -66,14 +73,24 @@ export function archiveState(evidence: ArchiveEvidence): ArchiveState {
       count: missing
     })
   for (const pod of evidence.pods)
-    for (const { container, count } of pod.restarts)
-      // A restarted container's current run and its previous one are read; the kubelet keeps no earlier run.
-      if (count > 1)
+    for (const { container, count, current, previous } of pod.restarts) {
+      // A restarted container's current run and its previous one are read with the archive; each
+      // earlier run only if it was saved as it ended (a run file of another ID): the kubelet keeps no earlier run.
+      const short = (id: string | undefined): string | undefined => id?.slice(0, 12)
+      const earlier = new Set(
+        evidence.files
+          .map((f) => runOfFile(f.file))
+          .filter((r) => r !== undefined && r.pod === pod.name && r.container === container && r.id !== short(current) && r.id !== short(previous))
+          .map((r) => r?.id)
+      ).size
+      const lost = count - 1 - earlier
+      if (lost > 0)
         gaps.push({
           reason: 'run-gone',
-          what: `${pod.name}/${container}: ${count - 1} run(s) before its previous one, which the node no longer keeps`,
-          count: count - 1
+          what: `${pod.name}/${container}: ${lost} of its ${count - 1} run(s) before its previous one, which the node no longer keeps, not saved as they ended`,
+          count: lost
         })
+    }
   for (const g of evidence.gone ?? []) gaps.push({ reason: 'run-gone', what: `${g}: the node no longer had its log` })
   for (const f of evidence.failures ?? []) gaps.push({ reason: 'read-failed', what: f })
   for (const f of evidence.files) if (f.truncated) gaps.push({ reason: 'cut', what: `${logName(f.file)}: cut at max-log-bytes` })
@@ -111,7 +128,9 @@ export function podsEvidence(pods: V1Pod[]): ArchiveEvidence['pods'] {
     ended: podEnded(pod),
     restarts: [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])].map((s) => ({
       container: s.name,
-      count: s.restartCount ?? 0
+      count: s.restartCount ?? 0,
+      current: currentRunId(pod, s.name),
+      previous: previousRunId(pod, s.name)
     }))
   }))
 }

@@ -12,6 +12,18 @@ const log = (pod: string, container = 'main', truncated = false): { file: string
   truncated
 })
 
+const previousLog = (pod: string): { file: string; truncated: boolean } => ({ file: `prod/app-migrate/${pod}/main.previous.log`, truncated: false })
+const runLog = (pod: string, id: string, container = 'main'): { file: string; truncated: boolean } => ({
+  file: `prod/app-migrate/${pod}/${container}.run-${id}.log`,
+  truncated: false
+})
+/** A pod whose main container restarted `count` times, its current and previous runs' IDs given. */
+const run = (name: string, count: number, current: string, previous: string): ArchiveEvidence['pods'][number] => ({
+  name,
+  ended: true,
+  restarts: [{ container: 'main', count, current, previous }]
+})
+
 const cases: [string, ArchiveEvidence, 'complete' | 'incomplete', ArchiveGapReason[], string][] = [
   ['failed Job, its one pod listed and its log stored → complete', { failed: 1, pods: [pod('p1')], files: [log('p1')] }, 'complete', [], 'complete'],
   [
@@ -71,6 +83,39 @@ const cases: [string, ArchiveEvidence, 'complete' | 'incomplete', ArchiveGapReas
     'complete'
   ],
   [
+    'restarted in place 3 times (OnFailure), its two earlier runs saved as they ended → complete',
+    {
+      succeeded: 1,
+      pods: [run('p1', 3, 'cccccccccccc00', 'bbbbbbbbbbbb00')],
+      files: [log('p1'), previousLog('p1'), runLog('p1', 'aaaaaaaaaaaa'), runLog('p1', '999999999999')]
+    },
+    'complete',
+    [],
+    'complete'
+  ],
+  [
+    'restarted in place 3 times, one earlier run saved as it ended, and the previous run saved so too (not counted twice) → incomplete, 1 run gone',
+    {
+      succeeded: 1,
+      pods: [run('p1', 3, 'cccccccccccc00', 'bbbbbbbbbbbb00')],
+      files: [log('p1'), runLog('p1', 'bbbbbbbbbbbb'), runLog('p1', 'aaaaaaaaaaaa')]
+    },
+    'incomplete',
+    ['run-gone'],
+    'incomplete: 1 container run(s) the node no longer kept'
+  ],
+  [
+    "a run file of another container, or another pod, does not stand for this container's runs → incomplete",
+    {
+      succeeded: 1,
+      pods: [run('p1', 2, 'cccccccccccc00', 'bbbbbbbbbbbb00')],
+      files: [log('p1'), previousLog('p1'), runLog('p1', 'aaaaaaaaaaaa', 'sidecar'), runLog('p0', 'aaaaaaaaaaaa')]
+    },
+    'incomplete',
+    ['run-gone'],
+    'incomplete: 1 container run(s) the node no longer kept'
+  ],
+  [
     'the node no longer had a previous run → incomplete, run gone',
     { succeeded: 1, pods: [pod('p1', true, { main: 1 })], files: [log('p1')], gone: ['p1/main (previous run)'] },
     'incomplete',
@@ -98,7 +143,7 @@ test('a gap names what is missing: the pods gone, the container and its runs, th
     '2 of its 3 ended pod(s): gone before their logs were read (deleted, or garbage-collected)'
   )
   expect(archiveState({ succeeded: 1, pods: [pod('p1', true, { init: 2 })], files: [log('p1', 'init'), log('p1', 'init')] }).gaps[0].what).toBe(
-    'p1/init: 1 run(s) before its previous one, which the node no longer keeps'
+    'p1/init: 1 of its 1 run(s) before its previous one, which the node no longer keeps, not saved as they ended'
   )
   expect(archiveState({ succeeded: 1, pods: [pod('p1')], files: [log('p1', 'main', true)] }).gaps[0].what).toBe('p1/main.log: cut at max-log-bytes')
 })
@@ -114,7 +159,25 @@ test('podsEvidence: a pod is ended when Succeeded or Failed; restarts of init an
           containerStatuses: [{ name: 'main', restartCount: 0, image: 'x', imageID: '', ready: false }]
         }
       },
-      { metadata: { name: 'p2' }, status: { phase: 'Running' } }
+      { metadata: { name: 'p2' }, status: { phase: 'Running' } },
+      {
+        metadata: { name: 'p3' },
+        status: {
+          phase: 'Running',
+          containerStatuses: [
+            {
+              name: 'main',
+              restartCount: 1,
+              image: 'x',
+              imageID: '',
+              ready: true,
+              containerID: 'containerd://b2',
+              state: { running: {} },
+              lastState: { terminated: { exitCode: 1, containerID: 'containerd://a1' } }
+            }
+          ]
+        }
+      }
     ])
   ).toEqual([
     {
@@ -125,6 +188,7 @@ test('podsEvidence: a pod is ended when Succeeded or Failed; restarts of init an
         { container: 'main', count: 0 }
       ]
     },
-    { name: 'p2', ended: false, restarts: [] }
+    { name: 'p2', ended: false, restarts: [] },
+    { name: 'p3', ended: false, restarts: [{ container: 'main', count: 1, current: 'b2', previous: 'a1' }] }
   ])
 })
