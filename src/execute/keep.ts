@@ -105,6 +105,8 @@ export interface Earlier {
   files: SavedLogFile[]
   ended?: ReadonlySet<string>
   neverRan?: string[]
+  /** Runs of containers that restart in place, saved as they ended (plan/restarts.ts runKey); their files are among `files`. */
+  runs?: ReadonlySet<string>
 }
 
 /** Who archives, and what it did before: the keeper's process, and its own last attempt at the Job. */
@@ -136,7 +138,7 @@ export async function archiveJob(
   // Nothing is written before the logs (no record of the attempt): a Job's archive costs one PUT
   // per log and one of job.json, which is written last and names the keeper and its attempt.
   const attempt = (by.previousAttempt ?? 0) + 1
-  const harvested = await harvestLogs(client, { ...subject, resourceVersion: job.metadata?.resourceVersion, read }, sink, keep)
+  const harvested = await harvestLogs(client, { ...subject, resourceVersion: job.metadata?.resourceVersion, read, runsSaved: earlier.runs }, sink, keep)
   // Logs saved before the Job's end (saveSoFar: pods that ended, or were being deleted, some gone since): listed too.
   const logs = harvested.logs
   const neverRan = [...(logs.neverRan ?? []), ...(earlier.neverRan ?? []).filter((n) => !logs.neverRan?.includes(n))]
@@ -195,14 +197,15 @@ export async function saveSoFar(
   sink: LogSink,
   job: JobRecord,
   keep: LogKeep,
-  savedEnded: ReadonlySet<string> = new Set()
+  savedEnded: ReadonlySet<string> = new Set(),
+  runsSaved?: ReadonlySet<string>
 ): Promise<{ files: SavedLogFile[]; failures: string[]; ended: string[]; neverRan: string[]; pods: V1Pod[] }> {
   const subject = subjectOf(job)
   // The pods that ended and were not saved whole yet. One still running is read when it ends, or
   // at the Job's end; one being deleted is followed to its end (plan/stopping.ts), never read half
   // way here, where a read could land after the follow's and replace the whole log with its start.
   const read = (pod: V1Pod): boolean => podEnded(pod) && !savedEnded.has(pod.metadata?.name ?? '')
-  const { logs, pods } = await harvestLogs(client, { ...subject, resourceVersion: job.metadata?.resourceVersion, read }, sink, keep)
+  const { logs, pods } = await harvestLogs(client, { ...subject, resourceVersion: job.metadata?.resourceVersion, read, runsSaved }, sink, keep)
   const ended = pods.filter(read).map((p) => p.metadata?.name ?? '')
   return { files: logs.files, failures: logs.failures, ended, neverRan: logs.neverRan ?? [], pods }
 }

@@ -11,6 +11,7 @@ import { apiErrorMessage, statusCode } from '../kube/errors.ts'
 import { LogGone } from '../kube/log-stream.ts'
 import { ClusterUnreachable } from '../kube/retry.ts'
 import { SinkError, writeText, type LogSink } from '../store/sink.ts'
+import { previousRunId, runFile, runKey, type EndedRun } from '../plan/restarts.ts'
 
 /** How logs and notes are stored: plain text, in UTF-8 as containers mostly write. */
 export const TEXT = 'text/plain; charset=utf-8'
@@ -64,6 +65,8 @@ export interface LogSource {
   resourceVersion?: string
   /** Which of the listed pods to read (every one when undefined): the keeper reads a pod saved whole once it ended only once. */
   read?: (pod: V1Pod) => boolean
+  /** Runs saved as they ended (plan/restarts.ts runKey): a previous run among them is not read again. */
+  runsSaved?: ReadonlySet<string>
 }
 
 /** The logs of one pod to read (each container that ran, and its previous run), and the containers that never ran. */
@@ -148,7 +151,11 @@ export async function harvestLogs(client: JobsClient, job: LogSource, sink: LogS
     const podName = pod.metadata?.name ?? ''
     const podKey = `${jobKey(job)}/${podName}`
     const wanted = podLogs(pod)
-    for (const { container, previous } of wanted.reads) tasks.push(() => readOne(client, sink, keep, job.namespace, { podKey, podName, container, previous }))
+    for (const { container, previous } of wanted.reads) {
+      const id = previous ? previousRunId(pod, container) : undefined
+      if (id !== undefined && job.runsSaved?.has(runKey({ pod: podName, container, id }))) continue
+      tasks.push(() => readOne(client, sink, keep, job.namespace, { podKey, podName, container, previous }))
+    }
     for (const { container, why } of wanted.neverRan) tasks.push(() => noteNeverRan(sink, { podKey, podName, container, why }))
   }
   for (const result of await inOrder(tasks, LOG_READS_PER_JOB)) {
@@ -177,7 +184,7 @@ function goneRefusal(e: unknown, previous: boolean): string | undefined {
 export const LOG_READS_PER_JOB = 4
 
 /** What one read or note came to: a saved file, a log the node no longer has, a container that never ran, or a failure. */
-type LogResult = { file: SavedLogFile; lastLines: string[] } | { gone: string } | { neverRan: string } | { failure: string }
+export type LogResult = { file: SavedLogFile; lastLines: string[] } | { gone: string } | { neverRan: string } | { failure: string }
 
 /** The results of `tasks`, at most `limit` running at once, in the tasks' order; the first that throws (the cluster unreachable) starts no more and is thrown. */
 async function inOrder<T>(tasks: (() => Promise<T>)[], limit: number): Promise<T[]> {
@@ -208,10 +215,10 @@ async function readOne(
   sink: LogSink,
   keep: LogKeep,
   namespace: string,
-  run: { podKey: string; podName: string; container: string; previous: boolean }
+  run: { podKey: string; podName: string; container: string; previous: boolean; file?: string }
 ): Promise<LogResult> {
   const { podKey, podName, container, previous } = run
-  const file = `${podKey}/${container}${previous ? '.previous' : ''}.log`
+  const file = run.file ?? `${podKey}/${container}${previous ? '.previous' : ''}.log`
   try {
     const saved = await client.saveLog(namespace, podName, container, previous, keep, () => sink.open(file, TEXT))
     return {
@@ -224,6 +231,28 @@ async function readOne(
     if (gone !== undefined) return noteGone(sink, { ...run, said: gone })
     return { failure: `cannot save the log of ${podName}/${container}${previous ? ' (previous)' : ''}: ${whyNotSaved(e)}` }
   }
+}
+
+/**
+ * Saves a run of a container that restarts in place as it ended (while it is the container's
+ * previous run) into its own file, `<pod>/<container>.run-<id>.log` (plan/restarts.ts): the
+ * kubelet keeps no run before the previous one. Never throws but for an unreachable cluster.
+ */
+export function saveEndedRun(
+  client: JobsClient,
+  sink: LogSink,
+  keep: LogKeep,
+  job: { namespace: string; name: string; uid: string },
+  run: EndedRun
+): Promise<LogResult> {
+  const podKey = `${jobKey(job)}/${run.pod}`
+  return readOne(client, sink, keep, job.namespace, {
+    podKey,
+    podName: run.pod,
+    container: run.container,
+    previous: true,
+    file: `${podKey}/${runFile(run.container, run.id)}`
+  })
 }
 
 /** Notes, in its log's place, that a container never ran (it has none). */
