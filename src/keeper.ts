@@ -8,7 +8,7 @@
 import { createServer, type Server } from 'node:http'
 import type { V1Pod } from '@kubernetes/client-node'
 import type { AddressInfo } from 'node:net'
-import { KubeJobsClient } from './kube/client.ts'
+import { controllerUid, KubeJobsClient } from './kube/client.ts'
 import type { JobsClient } from './kube/jobs-client.ts'
 import { apiErrorMessage } from './kube/errors.ts'
 import { JobInformer } from './kube/informer.ts'
@@ -28,7 +28,8 @@ import { logsWhere } from './settings/logs-dir.ts'
 import { matchesSelector } from './settings/selector.ts'
 import { openLogSink } from './store/open.ts'
 import { writeText, type LogSink } from './store/sink.ts'
-import { jobKey, unionByFile, type SavedLogFile } from './execute/logs.ts'
+import { jobKey, saveEndedRun, unionByFile, type SavedLogFile } from './execute/logs.ts'
+import { endedRuns, READ_LAG_MS, readRunVerdict, runKey, type EndedRun } from './plan/restarts.ts'
 import PQueue from 'p-queue'
 
 export interface KeeperOptions {
@@ -62,8 +63,12 @@ interface Entry {
   attempt?: number
   /** An archive was tried (whether its attempt could be recorded or not): past the hold's deadline, it may give up. */
   tried?: boolean
-  /** What was saved before its end (pods being deleted, pods that ended before it), for its archive; and for which of its pod counts. */
-  earlier: { files: SavedLogFile[]; ended: Set<string>; neverRan: string[] }
+  /** What was saved before its end (pods being deleted, pods that ended before it, runs of containers restarting in place), for its archive; and for which of its pod counts. */
+  earlier: { files: SavedLogFile[]; ended: Set<string>; neverRan: string[]; runs: Set<string> }
+  /** Runs read as they ended, not yet confirmed to be the run meant (plan/restarts.ts readRunVerdict), by runKey. */
+  pendingRuns: Map<string, { run: EndedRun; file: SavedLogFile; readAt: number }>
+  /** Runs whose read may have been of another run: not counted as saved (its archive says run-gone unless saved otherwise). */
+  doubtedRuns: Set<string>
   savedFor?: string
   /** The follows of its containers in progress (followKey): settled once the container ended; `end` ends one early, keeping what came. */
   follows: Map<string, { done: Promise<void>; end: AbortController; ending?: boolean }>
@@ -84,6 +89,12 @@ const MAX_FOLLOWS = 64
 const FOLLOW_MARGIN_MS = 30_000
 /** A follow whose pod is gone (or ended) and whose stream is still open ends this long after, keeping what came. */
 const FOLLOW_GONE_MS = 5_000
+/**
+ * How often the pods of held, running Jobs whose containers restart in place (restartPolicy
+ * OnFailure, native sidecars) are listed, one list per namespace, to save each run as it ended:
+ * the kubelet keeps a container's previous run only until the next one ends.
+ */
+const RESTARTS_LOOK_MS = 5_000
 
 /**
  * What the keeper writes at its start to learn that the store takes its writes (the policy allows a
@@ -130,7 +141,8 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
   const scopeWords = settings.allNamespaces ? 'all namespaces' : settings.namespaces.join(', ')
   const inScope = (job: JobRecord): boolean => matchesSelector(settings.selector, job.metadata?.labels) || isHeld(job)
 
-  const enqueue = (job: JobRecord): void => {
+  /** The Job's entry, made on first sight. */
+  const entryOf = (job: JobRecord): Entry => {
     const uid = job.metadata?.uid ?? ''
     let entry = entries.get(uid)
     if (!entry) {
@@ -141,11 +153,19 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
         again: false,
         failures: [],
         retryMs: RETRY_MIN_MS,
-        earlier: { files: [], ended: new Set(), neverRan: [] },
+        earlier: { files: [], ended: new Set(), neverRan: [], runs: new Set() },
+        pendingRuns: new Map(),
+        doubtedRuns: new Set(),
         follows: new Map()
       }
       entries.set(uid, entry)
     }
+    return entry
+  }
+
+  const enqueue = (job: JobRecord): void => {
+    const uid = job.metadata?.uid ?? ''
+    const entry = entryOf(job)
     if (entry.queued) {
       entry.again = true
       return
@@ -263,7 +283,7 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
           // Once for each change of its pods' counts: the informer tells of every other change too.
           const counts = `${job.status?.terminating ?? 0}/${job.status?.failed ?? 0}/${job.status?.succeeded ?? 0}/${job.status?.active ?? 0}`
           if (entry.savedFor === counts) break
-          const saved = await saveSoFar(client, sink, job, keep, entry.earlier.ended)
+          const saved = await saveSoFar(client, sink, job, keep, entry.earlier.ended, entry.earlier.runs)
           // Its pods being deleted are followed to their end, not read half way.
           startFollows(uid, entry, job, stoppingPlan(saved.pods, false, new Set(entry.follows.keys())))
           endFollowsOfGonePods(entry, saved.pods)
@@ -304,8 +324,11 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
               break
             }
           }
-          // What is being followed is part of the archive: it waits for those follows to end.
+          // What is being followed is part of the archive: it waits for those follows to end, and
+          // for the runs read as they ended to be confirmed (or doubted).
           await Promise.allSettled([...entry.follows.values()].map((f) => f.done))
+          await restartsLooked
+          await settleBeforeArchive(uid, entry)
           entry.tried = true
           const outcome = await archiveJob(client, sink, job, keep, () => new Date(), { keeper: identity, previousAttempt: entry.attempt }, entry.earlier)
           entry.attempt = outcome.attempt ?? entry.attempt
@@ -361,6 +384,96 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
       if (entry.again && current && !stopping) enqueue(current)
       else if (!current) entries.delete(uid)
     }
+  }
+
+  /** Settles the entry's pending run reads against `pods` (listed READ_LAG_MS or more after each read). */
+  const settleRuns = (job: string, entry: Entry, pods: V1Pod[], all = false): void => {
+    for (const [key, pending] of entry.pendingRuns) {
+      if (!all && Date.now() - pending.readAt < READ_LAG_MS) continue
+      entry.pendingRuns.delete(key)
+      const { run, file } = pending
+      const words = `${job}'s ${run.pod}/${run.container} run ${run.id.slice(0, 12)}`
+      if (readRunVerdict(run, pods) === 'confirmed') {
+        entry.earlier.runs.add(key)
+        entry.earlier.files = unionByFile([file], entry.earlier.files)
+        log(`saved ${words} as it ended (its container restarts in place): ${file.bytes} bytes`)
+      } else {
+        entry.doubtedRuns.add(key)
+        log(`${words}: another run ended while it was read (or its pod is gone), so what was read may be that one; not counted as saved`)
+      }
+    }
+  }
+
+  /** Before its archive: the entry's pending run reads settled, on its pods as they are now (none listed: each is doubted). */
+  const settleBeforeArchive = async (uid: string, entry: Entry): Promise<void> => {
+    if (entry.pendingRuns.size === 0) return
+    const wait = Math.max(0, ...[...entry.pendingRuns.values()].map((p) => p.readAt + READ_LAG_MS - Date.now()))
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
+    settleRuns(`${entry.namespace}/${entry.name}`, entry, await client.listPodsOfJob(entry.namespace, uid), true)
+  }
+
+  /**
+   * One look at the pods of the held, running Jobs whose containers restart in place (one list per
+   * namespace): each run that ended and is not saved is read as the container's previous run, and
+   * the pods listed again READ_LAG_MS later confirm it was that run (plan/restarts.ts).
+   */
+  const lookAtRestarts = async (): Promise<void> => {
+    const byNamespace = new Map<string, string[]>()
+    for (const [uid, job] of seen)
+      if (job.restartsInPlace && isHeld(job) && !isFinished(job) && !isArchived(job)) {
+        const ns = job.metadata?.namespace ?? ''
+        byNamespace.set(ns, [...(byNamespace.get(ns) ?? []), uid])
+      }
+    for (const [namespace, uids] of byNamespace) {
+      if (stopping) return
+      const read: string[] = []
+      try {
+        const pods = await client.listPodsOfJobs(namespace, uids)
+        for (const uid of uids) {
+          const job = seen.get(uid)
+          if (!job) continue
+          const entry = entryOf(job)
+          const own = pods.filter((p) => controllerUid(p) === uid)
+          settleRuns(jobName(job), entry, own)
+          const known = new Set([...entry.earlier.runs, ...entry.pendingRuns.keys(), ...entry.doubtedRuns])
+          for (const run of endedRuns(own, known)) {
+            const result = await saveEndedRun(client, sink, keep, { namespace, name: entry.name, uid }, run)
+            if ('file' in result) {
+              entry.pendingRuns.set(runKey(run), { run, file: result.file, readAt: Date.now() })
+              read.push(uid)
+            } else if ('failure' in result) {
+              metrics.failures.inc({ reason: failureReason(result.failure) })
+              log(`${jobName(job)}: ${result.failure}; trying again`)
+            }
+          }
+        }
+        if (read.length === 0 || stopping) continue
+        // Listed again once the kubelet's status of the read's time has reached the API server.
+        await new Promise((resolve) => setTimeout(resolve, READ_LAG_MS))
+        const again = await client.listPodsOfJobs(namespace, [...new Set(read)])
+        for (const uid of new Set(read)) {
+          const entry = entries.get(uid)
+          if (entry)
+            settleRuns(
+              `${namespace}/${entry.name}`,
+              entry,
+              again.filter((p) => controllerUid(p) === uid)
+            )
+        }
+      } catch (e) {
+        metrics.failures.inc({ reason: 'api' })
+        log(`could not look at the restarted containers in ${namespace}, trying again: ${apiErrorMessage(e)}`)
+      }
+    }
+  }
+  let restartsLooked: Promise<void> = Promise.resolve()
+  let restartsTimer: NodeJS.Timeout | undefined
+  const lookEvery = (): void => {
+    restartsTimer = setTimeout(() => {
+      restartsLooked = lookAtRestarts().finally(() => {
+        if (!stopping) lookEvery()
+      })
+    }, RESTARTS_LOOK_MS)
   }
 
   let counted = 0
@@ -460,6 +573,7 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
     leading = true
     metrics.leader.set(1)
     log('keeper: leading')
+    lookEvery()
   }
 
   for (const informer of leases ? informers : []) {
@@ -490,6 +604,7 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
   followsStop.abort()
   clearInterval(gauges)
   clearTimeout(probeTimer)
+  clearTimeout(restartsTimer)
   for (const informer of informers) informer.stop()
   for (const entry of entries.values()) clearTimeout(entry.timer)
   queue.clear()
@@ -500,6 +615,7 @@ export async function runKeeper(settings: KeeperSettings, options: KeeperOptions
       log(`keeper: stopping: ${queue.pending} Job(s) still being worked on after --shutdown-grace ${settings.shutdownGraceSeconds}s, left to the next leader`)
   }
   await settlesWithin(probed, 1_000)
+  await settlesWithin(restartsLooked, 1_000)
   await leases?.release()
   metrics.leader.set(0)
   // What is still in progress ends with its requests.

@@ -164,6 +164,8 @@ export class FakeJobsClient implements JobsClient {
   /** Events of other components (the kubelet, the scheduler, the Job controller), for listWarningEvents. */
   private readonly clusterEvents: CoreV1Event[] = []
   private readonly logs = new Map<string, string>()
+  /** The previous run's log of containers restarted in place (restartContainer); a container without one serves its log. */
+  private readonly previousLogs = new Map<string, string>()
   /** Open follows of container logs (namespace/pod/container), and the containers whose logs ended. */
   private readonly follows = new Map<string, Set<PassThrough>>()
   private readonly endedLogs = new Set<string>()
@@ -287,11 +289,13 @@ export class FakeJobsClient implements JobsClient {
     this.compactedRv = this.rv
   }
 
-  /** A pod of the Job (labelled with its controller-uid). */
+  /** A pod of the Job (labelled with its controller-uid, and the Job its controller ownerReference, as the Job controller makes them). */
   addPod(job: V1Job, pod: V1Pod, logs: Record<string, string> = {}): void {
     const namespace = job.metadata?.namespace ?? 'prod'
-    const labels = { ...pod.metadata?.labels, 'batch.kubernetes.io/controller-uid': job.metadata?.uid ?? '' }
-    this.pods.push({ ...pod, metadata: { ...pod.metadata, namespace, labels } })
+    const uid = job.metadata?.uid ?? ''
+    const labels = { ...pod.metadata?.labels, 'batch.kubernetes.io/controller-uid': uid }
+    const ownerReferences = pod.metadata?.ownerReferences ?? [{ apiVersion: 'batch/v1', kind: 'Job', name: job.metadata?.name ?? '', uid, controller: true }]
+    this.pods.push({ ...pod, metadata: { ...pod.metadata, namespace, labels, ownerReferences } })
     for (const [container, text] of Object.entries(logs)) this.logs.set(`${namespace}/${pod.metadata?.name}/${container}`, text)
   }
 
@@ -300,6 +304,25 @@ export class FakeJobsClient implements JobsClient {
     const pod = this.pods.find((p) => p.metadata?.namespace === namespace && p.metadata?.name === name)
     if (!pod) throw new Error(`fake: no pod ${key(namespace, name)} to update`)
     change(pod)
+  }
+
+  /**
+   * The container's run `endedId` ended and it restarted in place (restartPolicy OnFailure) as run
+   * `newId`, which writes `text`: what the ended run wrote becomes the previous log (the kubelet's
+   * `previous=true`), and the run before it is gone, as the kubelet keeps only those two.
+   */
+  restartContainer(namespace: string, pod: string, container: string, endedId: string, newId: string, text: string): void {
+    const k = `${namespace}/${pod}/${container}`
+    this.updatePod(namespace, pod, (p) => {
+      const status = [...(p.status?.initContainerStatuses ?? []), ...(p.status?.containerStatuses ?? [])].find((c) => c.name === container)
+      if (!status) throw new Error(`fake: no status of ${k} to restart`)
+      status.restartCount = (status.restartCount ?? 0) + 1
+      status.lastState = { terminated: { exitCode: 1, reason: 'Error', containerID: `containerd://${endedId}` } }
+      status.containerID = `containerd://${newId}`
+      status.state = { running: { startedAt: new Date(this.clock.now()) } }
+    })
+    this.previousLogs.set(k, this.logs.get(k) ?? '')
+    this.logs.set(k, text)
   }
 
   /** The pod is gone (`kubectl delete pod`, PodGC, its node lost), its logs with it. */
@@ -478,7 +501,8 @@ export class FakeJobsClient implements JobsClient {
 
   saveLog(namespace: string, pod: string, container: string, previous: boolean, keep: LogKeep, open: () => Promise<LogTarget>): Promise<SavedLog> {
     return this.answer('saveLog', [`${namespace}/${pod}/${container}`, previous], async () => {
-      const text = Buffer.from(this.logs.get(`${namespace}/${pod}/${container}`) ?? '')
+      const k = `${namespace}/${pod}/${container}`
+      const text = Buffer.from((previous ? this.previousLogs.get(k) : undefined) ?? this.logs.get(k) ?? '')
       // The stored log served as the API server would; what is kept of it is the real client's doing.
       const saved = await streamLog(
         async () => Readable.from([text]),

@@ -494,3 +494,149 @@ test('a pod stopped by the keeper that is gone while its log stream stays open (
     expect(await stop()).toBe(0)
   }
 }, 60_000)
+
+/** A held, running Job whose pod's container restarts in place (restartPolicy OnFailure), its first run `id(1)` writing `run 1`. */
+function restartingJob(fake: FakeJobsClient, name: string): V1Job {
+  const shape = newJob({ name, status: 'running', labels: { 'job-sweeper.io/managed': 'true' }, finalizers: [LOGS_FINALIZER] })
+  const job = fake.create({ ...shape, spec: { template: { spec: { restartPolicy: 'OnFailure', containers: [{ name: 'migrate', image: 'x' }] } } } })
+  const pod = running(30)
+  const [status] = pod.status?.containerStatuses ?? []
+  fake.addPod(
+    job,
+    {
+      ...pod,
+      metadata: { ...pod.metadata, name: `${name}-abc` },
+      status: { ...pod.status, containerStatuses: [{ ...status, containerID: `containerd://${runOf(1)}` }] }
+    },
+    { migrate: 'run 1\n' }
+  )
+  return job
+}
+/** The container ID of run `n`: its first 12 characters are its run file's (run1000000000…). */
+const runOf = (n: number): string => `run${n}`.padEnd(64, '0')
+
+/** The Job's pod ended (Succeeded, its last run `n`) and the Job completed. */
+function succeed(fake: FakeJobsClient, name: string, n: number): void {
+  fake.updatePod('prod', `${name}-abc`, (p) => {
+    const [status] = p.status?.containerStatuses ?? []
+    status.state = { terminated: { exitCode: 0, reason: 'Completed', containerID: `containerd://${runOf(n)}` } }
+    p.status = { ...p.status, phase: 'Succeeded' }
+  })
+  fake.update('prod', name, (job) => {
+    job.status = { succeeded: 1, conditions: [{ type: 'Complete', status: 'True', lastTransitionTime: new Date() }], completionTime: new Date() }
+  })
+}
+
+test('a Job whose container restarts in place (OnFailure) three times: each run saved as it ended, confirmed by a second list, and its archive `complete` with all four runs', async () => {
+  const fake = new FakeJobsClient(realClock)
+  const client = Object.assign(fake, { close: async () => undefined }) as KeeperClient
+  restartingJob(fake, 'migrate')
+  // A decoy: a held Job running whose pods restart by being replaced (restartPolicy Never): never looked at.
+  const decoy = fake.create(newJob({ name: 'other', status: 'running', labels: { 'job-sweeper.io/managed': 'true' }, finalizers: [LOGS_FINALIZER] }))
+  fake.addPod(decoy, { ...running(30), metadata: { ...running(30).metadata, name: 'other-abc' } }, { migrate: 'other\n' })
+  const store = memoryStore(() => undefined)
+  const lines: string[] = []
+  const stop = new AbortController()
+  const ran = runKeeper(settings, {
+    log: (line) => lines.push(line),
+    signal: stop.signal,
+    mask: () => undefined,
+    connect: () => ({ client, sink: store.sink })
+  })
+  const said = (): string => `keeper said: ${lines.join(' | ')}`
+  const file = (n: number): string => `prod/migrate/uid-migrate/migrate-abc/migrate.run-${runOf(n).slice(0, 12)}.log`
+  try {
+    for (const n of [1, 2, 3]) {
+      fake.restartContainer('prod', 'migrate-abc', 'migrate', runOf(n), runOf(n + 1), `run ${n + 1}\n`)
+      // Saved while it is the previous run, and counted once a second list confirms no other run ended meanwhile.
+      expect(await within(store.stored(file(n)), 15_000, said)).toBe(`run ${n}\n`)
+      await within(
+        until(
+          () => lines,
+          (l) => l.some((line) => line.startsWith(`saved prod/migrate's migrate-abc/migrate run ${runOf(n).slice(0, 12)} as it ended`))
+        ),
+        15_000,
+        said
+      )
+    }
+    succeed(fake, 'migrate', 4)
+    const job = JSON.parse(await within(store.stored('prod/migrate/uid-migrate/job.json'), 20_000, said)) as {
+      state: string
+      logs: { file: string }[]
+    }
+    expect(job.state).toBe('complete')
+    expect(job.logs.map((l) => l.file).sort()).toEqual(
+      ['migrate-abc/migrate.log', ...[1, 2, 3].map((n) => `migrate-abc/migrate.run-${runOf(n).slice(0, 12)}.log`)].sort()
+    )
+    expect(await store.stored('prod/migrate/uid-migrate/migrate-abc/migrate.log')).toBe('run 4\n')
+    // The previous run (3) was saved as it ended: the archive does not read it again.
+    expect(fake.callsOf('saveLog').filter(([log, previous]) => log === 'prod/migrate-abc/migrate' && previous === true)).toHaveLength(3)
+    expect(fake.job('prod', 'migrate')?.metadata?.annotations?.['job-sweeper.io/logs-state']).toBe('complete')
+    // The decoy: its pod never listed by the look, nothing read, still held.
+    expect(fake.callsOf('listPodsOfJobs').some(([, uids]) => (uids as string[]).includes('uid-other'))).toBe(false)
+    expect(fake.callsOf('saveLog').filter(([log]) => log === 'prod/other-abc/migrate')).toEqual([])
+    expect(fake.job('prod', 'other')?.metadata?.finalizers).toEqual([LOGS_FINALIZER])
+  } finally {
+    stop.abort()
+    expect(await ran).toBe(0)
+  }
+}, 90_000)
+
+test('a run read as the previous one while the next run ended too is not counted: the archive says `incomplete` (run-gone), never `complete`', async () => {
+  const fake = new FakeJobsClient(realClock)
+  const client = Object.assign(fake, { close: async () => undefined }) as KeeperClient
+  restartingJob(fake, 'migrate')
+  const store = memoryStore(() => undefined)
+  const lines: string[] = []
+  const stop = new AbortController()
+  // The next run ends while the keeper reads run 1 (the kubelet then serves run 2 as the previous run).
+  let once = true
+  fake.every('saveLog', async (proceed) => {
+    if (once) {
+      once = false
+      fake.restartContainer('prod', 'migrate-abc', 'migrate', runOf(2), runOf(3), 'run 3\n')
+    }
+    return proceed()
+  })
+  const ran = runKeeper(settings, {
+    log: (line) => lines.push(line),
+    signal: stop.signal,
+    mask: () => undefined,
+    connect: () => ({ client, sink: store.sink })
+  })
+  const said = (): string => `keeper said: ${lines.join(' | ')}`
+  try {
+    fake.restartContainer('prod', 'migrate-abc', 'migrate', runOf(1), runOf(2), 'run 2\n')
+    await within(
+      until(
+        () => lines,
+        (l) => l.some((line) => line.includes(`migrate-abc/migrate run ${runOf(1).slice(0, 12)}: another run ended while it was read`))
+      ),
+      20_000,
+      said
+    )
+    // Run 2, now the previous run, is saved as it ended and confirmed: the positive control.
+    await within(
+      until(
+        () => lines,
+        (l) => l.some((line) => line.startsWith(`saved prod/migrate's migrate-abc/migrate run ${runOf(2).slice(0, 12)} as it ended`))
+      ),
+      20_000,
+      said
+    )
+    succeed(fake, 'migrate', 3)
+    await within(
+      until(
+        () => fake.job('prod', 'migrate')?.metadata?.annotations?.['job-sweeper.io/logs-state'],
+        (s) => s !== undefined
+      ),
+      20_000,
+      said
+    )
+    expect(fake.job('prod', 'migrate')?.metadata?.annotations?.['job-sweeper.io/logs-state']).toBe('incomplete: 1 container run(s) the node no longer kept')
+    expect(fake.events.filter((e) => e.includes('LogsIncomplete'))).toHaveLength(1)
+  } finally {
+    stop.abort()
+    expect(await ran).toBe(0)
+  }
+}, 90_000)
