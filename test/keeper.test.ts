@@ -1372,3 +1372,59 @@ test('a retried Job (backoffLimit 2): each failed attempt is saved as it ends, s
     store.destroy()
   }
 }, 240_000)
+
+onRealNode(
+  'on the real node, a migration whose container restarts in place (restartPolicy OnFailure) twice before it succeeds: each run is saved as it ends (the kubelet keeps only the last two), so its archive holds all three runs, complete',
+  async () => {
+    const prefix = `keeper-restarts-${ns}`
+    keeper = await startKeeper(ns, ['--logs-dir', `s3://${bucket}/${prefix}`, '--s3-endpoint', endpoint])
+    // Each run counts itself in an emptyDir (kept across restarts in place), writes its number, runs 8 s, and fails until the third.
+    const script = 'n=$(( $(cat /work/n 2>/dev/null || echo 0) + 1 )); echo $n > /work/n; echo "migrate: run $n"; sleep 8; [ $n -ge 3 ]'
+    const job = await batchApi().createNamespacedJob({
+      namespace: ns,
+      body: {
+        metadata: { name: 'app-migrate', labels: managed },
+        spec: {
+          backoffLimit: 4,
+          template: {
+            spec: realNodePod({
+              restartPolicy: 'OnFailure',
+              volumes: [{ name: 'work', emptyDir: {} }],
+              containers: [{ name: 'main', image: testImage, command: ['sh', '-c', script], volumeMounts: [{ name: 'work', mountPath: '/work' }] }]
+            })
+          }
+        }
+      }
+    })
+    const uid = job.metadata?.uid ?? ''
+    await eventually(
+      'the migration complete after its third run',
+      () => getJob(ns, 'app-migrate'),
+      (j) => jobCondition(j) !== undefined,
+      180_000
+    ).then((j) => expect(jobCondition(j)).toBe('Complete'))
+    const archived = await eventually(
+      'the Job archived',
+      () => getJob(ns, 'app-migrate'),
+      (j) => j?.metadata?.annotations?.[ARCHIVE_ANNOTATION.state] !== undefined,
+      60_000
+    )
+    expect(archived?.metadata?.annotations?.[ARCHIVE_ANNOTATION.state]).toBe('complete')
+    const folder = `${prefix}/${ns}/app-migrate/${uid}/`
+    const store = s3()
+    try {
+      const jobFile = JSON.parse((await objectBytes(store, bucket, `${folder}job.json`)).toString()) as { state: string; logs: { file: string }[] }
+      expect(jobFile.state).toBe('complete')
+      const texts = await Promise.all(jobFile.logs.map(async (l) => (await objectBytes(store, bucket, `${folder}${l.file}`)).toString()))
+      // The three runs, each in one file: the first two in run files named by their container IDs, the last as the pod's log.
+      expect(texts.map((t) => t.trim()).sort()).toEqual(['migrate: run 1', 'migrate: run 2', 'migrate: run 3'])
+      expect(jobFile.logs.filter((l) => /\/main\.run-[0-9a-f]{12}\.log$/.test(l.file))).toHaveLength(2)
+    } finally {
+      store.destroy()
+    }
+    expect(keeper.output()).toMatch(
+      new RegExp(`saved ${ns}/app-migrate's app-migrate-\\w+/main run [0-9a-f]{12} as it ended \\(its container restarts in place\\): [1-9]\\d* bytes`)
+    )
+  },
+  300_000
+)
