@@ -398,12 +398,13 @@ test('logs.s3: the CronJob’s sweep saves the failed Job’s log and job.json t
     expect(keys).toContain(`${prefix}/${ns}/s3-expired/${s3Uid}/job.json`)
     const log = keys.find((k) => k.endsWith('/main.log')) ?? ''
     expect((await objectBytes(s3, Bucket, log)).toString()).toContain('migrate: ERROR: relation "tuples" already exists') // kwok's pod.log
-    // On the scratch volume, only the report file (TMPDIR/job-sweeper/logs): no log.
+    // On the scratch volume, only the report file (TMPDIR/job-sweeper-<uid>/logs, the user's own): no log.
+    const own = `job-sweeper-${process.getuid?.()}`
     expect(
       readdirSync(run.mounts.get('/scratch') ?? '-', { recursive: true })
         .map(String)
         .sort()
-    ).toEqual(['job-sweeper', 'job-sweeper/logs', 'job-sweeper/logs/job-sweeper-sweep.json'].sort())
+    ).toEqual([own, `${own}/logs`, `${own}/logs/job-sweeper-sweep.json`].sort())
   } finally {
     s3.destroy()
   }

@@ -76,8 +76,14 @@ export function logsTargetOf(value: string | undefined, env: NodeJS.ProcessEnv, 
   return { kind: 's3', url, bucket, prefix, endpoint: endpointOf(env, url, endpointInput) }
 }
 
-/** Where logs and the report file go when logs-dir is not given; the report file's directory when logs-dir is a bucket. */
-export const defaultLogsDir = (env: NodeJS.ProcessEnv): string => join(env.RUNNER_TEMP || tmpdir(), 'job-sweeper', 'logs')
+/**
+ * Where logs and the report file go when logs-dir is not given; the report file's directory when
+ * logs-dir is a bucket. On a runner, its temporary directory (the job's own); elsewhere the
+ * system's, in a folder of this user's (`job-sweeper-<uid>`, as tmux's `tmux-<uid>`): a shared
+ * /tmp where another user ran job-sweeper first would otherwise refuse this user's writes.
+ */
+export const defaultLogsDir = (env: NodeJS.ProcessEnv): string =>
+  env.RUNNER_TEMP ? join(env.RUNNER_TEMP, 'job-sweeper', 'logs') : join(tmpdir(), `job-sweeper${process.getuid ? `-${process.getuid()}` : ''}`, 'logs')
 
 /**
  * Why what this run saves in `target` does not outlive it, or undefined when it does: a bucket (the

@@ -1,6 +1,9 @@
 // logs-dir: a directory, or s3://bucket/prefix, parsed once in the settings; anything else is
 // refused there, naming the input, before the cluster is read. The endpoint of an S3-compatible
 // store is the AWS SDK's own environment variable, checked here.
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { defaultLogsDir } from '../../src/settings/logs-dir.ts'
 import { parseSettings } from '../../src/settings/settings.ts'
 
 const parse = (logsDir: string, env: NodeJS.ProcessEnv = {}) =>
@@ -81,4 +84,11 @@ describe('s3-endpoint, the input', () => {
       "Invalid s3-endpoint 'minio:9000' (the endpoint of logs-dir 's3://bkt/p'): expected a URL like https://storage.googleapis.com or http://127.0.0.1:7070"
     )
   })
+})
+
+test("the default: on a runner its temporary directory's job-sweeper/logs; elsewhere the system's temporary directory, in a folder of this user's own", () => {
+  expect(defaultLogsDir({ RUNNER_TEMP: '/runner/tmp' })).toBe('/runner/tmp/job-sweeper/logs')
+  // Outside a runner (the CLI on a shared host): another user's folder there would refuse this user's writes.
+  expect(defaultLogsDir({})).toBe(join(tmpdir(), `job-sweeper-${process.getuid?.()}`, 'logs'))
+  expect(defaultLogsDir({})).not.toBe(join(tmpdir(), 'job-sweeper', 'logs'))
 })
