@@ -11,7 +11,7 @@ import { apiErrorMessage, statusCode } from '../kube/errors.ts'
 import { LogGone } from '../kube/log-stream.ts'
 import { ClusterUnreachable } from '../kube/retry.ts'
 import { SinkError, writeText, type LogSink } from '../store/sink.ts'
-import { previousRunId, runFile, runKey, type EndedRun } from '../plan/restarts.ts'
+import { previousSaved, runFile, type EndedRun } from '../plan/restarts.ts'
 
 /** How logs and notes are stored: plain text, in UTF-8 as containers mostly write. */
 export const TEXT = 'text/plain; charset=utf-8'
@@ -152,8 +152,7 @@ export async function harvestLogs(client: JobsClient, job: LogSource, sink: LogS
     const podKey = `${jobKey(job)}/${podName}`
     const wanted = podLogs(pod)
     for (const { container, previous } of wanted.reads) {
-      const id = previous ? previousRunId(pod, container) : undefined
-      if (id !== undefined && job.runsSaved?.has(runKey({ pod: podName, container, id }))) continue
+      if (previous && previousSaved(pod, container, job.runsSaved)) continue
       tasks.push(() => readOne(client, sink, keep, job.namespace, { podKey, podName, container, previous }))
     }
     for (const { container, why } of wanted.neverRan) tasks.push(() => noteNeverRan(sink, { podKey, podName, container, why }))

@@ -73,3 +73,18 @@ export function readRunVerdict(run: EndedRun, pods: V1Pod[]): 'confirmed' | 'dou
   if (!pod) return 'unknown'
   return previousRunId(pod, run.container) === run.id ? 'confirmed' : 'doubt'
 }
+
+/**
+ * Whether every run of the container before its current one is among `saved` (runKey): its
+ * previous run by ID, or, where the pod's status no longer names it (a kubelet clears lastState
+ * once the pod ended), as many runs saved as the container restarted. Then its previous run is not
+ * read again (the kubelet may have removed it: that would read as a run gone).
+ */
+export function previousSaved(pod: V1Pod, container: string, saved: ReadonlySet<string> | undefined): boolean {
+  if (!saved || saved.size === 0) return false
+  const id = previousRunId(pod, container)
+  if (id !== undefined) return saved.has(runKey({ pod: podName(pod), container, id }))
+  const restarts = statusOf(pod, container)?.restartCount ?? 0
+  const prefix = `${podName(pod)}/${container}/`
+  return restarts > 0 && [...saved].filter((k) => k.startsWith(prefix)).length >= restarts
+}

@@ -2,7 +2,7 @@
 // the file of each, and whether a read of a previous run read the run meant.
 import type { V1ContainerStatus, V1Job, V1Pod } from '@kubernetes/client-node'
 import { toJobRecord } from '../../src/kube/job-record.ts'
-import { currentRunId, endedRuns, previousRunId, readRunVerdict, runFile, runId, runKey, runOfFile } from '../../src/plan/restarts.ts'
+import { currentRunId, endedRuns, previousRunId, previousSaved, readRunVerdict, runFile, runId, runKey, runOfFile } from '../../src/plan/restarts.ts'
 
 /** A pod whose container `migrate` is in run `current`, its previous run `previous` (if any), in phase `phase`. */
 function pod(name: string, current: string, previous?: string, phase = 'Running', extra: V1ContainerStatus[] = []): V1Pod {
@@ -84,4 +84,21 @@ test('toJobRecord: restartsInPlace for restartPolicy OnFailure and for a native 
   expect(toJobRecord(job({ restartPolicy: 'Never', initContainers: [{ name: 'proxy', restartPolicy: 'Always' }] })).restartsInPlace).toBe(true)
   expect(toJobRecord(job({ restartPolicy: 'Never', initContainers: [{ name: 'wait' }] })).restartsInPlace).toBeUndefined()
   expect(toJobRecord(job({ restartPolicy: 'Never' })).restartsInPlace).toBeUndefined()
+})
+
+test('previousSaved: by the previous run ID; with no ID in the status (lastState cleared once the pod ended), by as many runs saved as restarts', () => {
+  const saved = new Set(['p1/migrate/a1', 'p1/migrate/b2'])
+  expect(previousSaved(pod('p1', 'c3', 'b2', 'Succeeded'), 'migrate', saved)).toBe(true)
+  expect(previousSaved(pod('p1', 'c3', 'x9', 'Succeeded'), 'migrate', saved)).toBe(false)
+  // The status names no previous run (Kubernetes 1.34 once the pod succeeded), restartCount 2: two runs saved → saved; one → not.
+  const cleared = (restarts: number): V1Pod => {
+    const p = pod('p1', 'c3', undefined, 'Succeeded')
+    const [status] = p.status?.containerStatuses ?? []
+    status.restartCount = restarts
+    return p
+  }
+  expect(previousSaved(cleared(2), 'migrate', saved)).toBe(true)
+  expect(previousSaved(cleared(2), 'migrate', new Set(['p1/migrate/a1', 'p0/migrate/b2', 'p1/proxy/b2']))).toBe(false)
+  expect(previousSaved(cleared(0), 'migrate', saved)).toBe(false)
+  expect(previousSaved(cleared(2), 'migrate', undefined)).toBe(false)
 })
