@@ -4,7 +4,7 @@
 // restarts) has its log in the store, whole. Anything less is `incomplete`, and each gap says what
 // is missing and why, as Kubernetes' conditions say False with a reason rather than stay silent.
 import type { V1Pod } from '@kubernetes/client-node'
-import { currentRunId, previousRunId, runOfFile } from './restarts.ts'
+import { currentRunId, previousRunId, runOfFile, statusesOf } from './restarts.ts'
 
 /** Why a log is not in the store. */
 export type ArchiveGapReason =
@@ -126,7 +126,7 @@ export function podsEvidence(pods: V1Pod[]): ArchiveEvidence['pods'] {
   return pods.map((pod) => ({
     name: pod.metadata?.name ?? '',
     ended: podEnded(pod),
-    restarts: [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])].map((s) => ({
+    restarts: statusesOf(pod).map((s) => ({
       container: s.name,
       count: s.restartCount ?? 0,
       current: currentRunId(pod, s.name),

@@ -19,7 +19,8 @@ export const READ_LAG_MS = 2_000
 /** A container ID without its scheme: `containerd://3f…` is `3f…`. */
 export const runId = (containerId: string | undefined): string | undefined => containerId?.replace(/^[a-z0-9-]+:\/\//, '') || undefined
 
-const statusesOf = (pod: V1Pod): V1ContainerStatus[] => [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])]
+/** The pod's container statuses, init containers first. */
+export const statusesOf = (pod: V1Pod): V1ContainerStatus[] => [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])]
 
 const statusOf = (pod: V1Pod, container: string): V1ContainerStatus | undefined => statusesOf(pod).find((s) => s.name === container)
 
