@@ -17,7 +17,7 @@
 import { spawn, spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { BatchV1Api, CoreV1Api, KubeConfig, Watch, type V1Job } from '@kubernetes/client-node'
+import { BatchV1Api, CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions, Watch, type V1Job } from '@kubernetes/client-node'
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3'
 import type { Cluster } from '../cluster/cluster.ts'
 import { LOG_64K, LOG_64K_CONTAINER } from '../cluster/kwok.ts'
@@ -382,15 +382,13 @@ async function keepingUp(
   const backgroundStarted = performance.now()
   const background = Array.from({ length: WATCHED }, (_, i) => `watched-${i}`)
   await pool(background, 50, async (name) => {
-    const body = jobManifest({
-      namespace: ns,
-      name,
-      behaviour: 'succeed',
-      labels: MANAGED,
-      annotations: { 'job-sweeper.io/logs': `${logsDir}/${ns}/${name}/` }
-    })
+    const body = jobManifest({ namespace: ns, name, behaviour: 'succeed', labels: MANAGED })
     body.spec = { ...body.spec!, suspend: true }
-    await batch.createNamespacedJob({ namespace: ns, body })
+    const made = await batch.createNamespacedJob({ namespace: ns, body })
+    // Archived as the keeper notes it: the folder ends with the Job's uid, known once it exists (a
+    // note without it is not the keeper's, and the keeper would hold the Job).
+    const annotations = { 'job-sweeper.io/logs': `${logsDir}/${ns}/${name}/${made.metadata?.uid}/`, 'job-sweeper.io/logs-state': 'complete' }
+    await batch.patchNamespacedJob({ namespace: ns, name, body: { metadata: { annotations } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch))
   })
   const backgroundSetupMs = performance.now() - backgroundStarted
   if (WATCHED > 0) log(`keeper: ${WATCHED} archived Jobs to watch created in ${(backgroundSetupMs / 1000).toFixed(1)} s`)
@@ -438,7 +436,10 @@ async function keepingUp(
     }
     const latencies = names.map((name) => (archivedAt.get(name) ?? NaN) - (completeAt.get(name) ?? NaN))
     if (latencies.some((l) => !(l >= 0))) throw new Error('a Job was archived before the watch saw it Complete')
-    const { peakRssMb } = await running.stop()
+    const { peakRssMb, metric } = await running.stop()
+    // It held the n live Jobs and nothing of what it only watches (else it measured holding those).
+    if (metric('job_sweeper_keeper_holds_total') !== n)
+      throw new Error(`the keeper held ${metric('job_sweeper_keeper_holds_total')} Jobs, not the ${n} live ones`)
     log(`keeper: ${n} Jobs archived as they finished`)
     return {
       jobs: n,
