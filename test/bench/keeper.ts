@@ -190,10 +190,9 @@ export async function benchKeeper(cluster: Cluster, n: number, log: (line: strin
     }
     log(`keeper: ${n} Jobs archived in ${(wallMs / 1000).toFixed(1)} s`)
 
-    // The same bytes PUT raw: each Job's log, and a job.json and an attempt.json of the keeper's sizes, at its concurrency.
+    // The same objects PUT raw: each Job's log and a job.json of the keeper's size, at its concurrency.
     const logBody = Buffer.from(LOG_64K)
     const jobJson = Buffer.alloc(1200, 'x')
-    const attemptJson = Buffer.alloc(80, 'x')
     await settle(log, { maxMs: 60_000 })
     s3Before = await counter.counts()
     const rawBefore = cpuOf(pids)
@@ -201,12 +200,11 @@ export async function benchKeeper(cluster: Cluster, n: number, log: (line: strin
     await pool(names, CONCURRENCY, async (name) => {
       await counted.send(new PutObjectCommand({ Bucket: cluster.s3.bucket, Key: `${prefix}/raw/${name}/${LOG_64K_CONTAINER}.log`, Body: logBody }))
       await counted.send(new PutObjectCommand({ Bucket: cluster.s3.bucket, Key: `${prefix}/raw/${name}/job.json`, Body: jobJson }))
-      await counted.send(new PutObjectCommand({ Bucket: cluster.s3.bucket, Key: `${prefix}/raw/${name}/attempts/0.json`, Body: attemptJson }))
     })
     const rawWallMs = performance.now() - rawStarted
     const rawCpu = cpuSince(rawBefore, cpuOf(pids))
     s3After = await counter.counts()
-    const raw = { wallMs: rawWallMs, objects: 3 * n, concurrency: CONCURRENCY, cpu: rawCpu, s3: countsSince(s3Before, s3After) }
+    const raw = { wallMs: rawWallMs, objects: 2 * n, concurrency: CONCURRENCY, cpu: rawCpu, s3: countsSince(s3Before, s3After) }
 
     // The minimal lossless loop, then the no-protection floor, over the same (finished, released) Jobs.
     const script = async (mode: 'loop' | 'floor'): Promise<Script> => {
