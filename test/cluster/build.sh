@@ -121,19 +121,13 @@ build_kubernetes() {
   for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
     ld="$ld -X $p.gitVersion=$K8S_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean -X $p.buildDate=1970-01-01T00:00:00Z"
   done
-  # The missing ones in one go build: the package graph is loaded once, and each link overlaps
-  # the compiles of the others instead of leaving a core idle between binaries.
-  local names=() pkgs=() out="$mod/bin"
   for c in kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet; do
     [ -x "$bin/$c" ] && continue
-    names+=("$c")
-    pkgs+=("k8s.io/kubernetes/cmd/$c")
+    say "building $c $K8S_VERSION (the first one compiles most of Kubernetes; minutes on 2 cores)"
+    (cd "$mod" && go build -ldflags "$ld" -o "$bin/$c.tmp" "k8s.io/kubernetes/cmd/$c")
+    mv "$bin/$c.tmp" "$bin/$c"
+    say "built $c"
   done
-  say "building ${names[*]} $K8S_VERSION (most of Kubernetes compiles once for all; minutes on 2 cores)"
-  rm -rf "$out" && mkdir -p "$out"
-  (cd "$mod" && go build -ldflags "$ld" -o "$out/" "${pkgs[@]}")
-  for c in "${names[@]}"; do mv "$out/$c" "$bin/$c"; done
-  say "built ${names[*]}"
 }
 
 build_etcd() {
