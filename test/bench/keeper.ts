@@ -19,6 +19,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { BatchV1Api, CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions, Watch, type V1Job } from '@kubernetes/client-node'
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3'
+import { ARCHIVE_ANNOTATION, LOGS_FINALIZER } from '../../src/plan/keeper.ts'
 import type { Cluster } from '../cluster/cluster.ts'
 import { LOG_64K, LOG_64K_CONTAINER } from '../cluster/kwok.ts'
 import { recordedPid } from '../cluster/processes.ts'
@@ -157,7 +158,7 @@ export async function benchKeeper(cluster: Cluster, n: number, log: (line: strin
       `/apis/batch/v1/namespaces/${ns}/jobs`,
       { resourceVersion: list.metadata?.resourceVersion, allowWatchBookmarks: true },
       (_type: string, job: V1Job) => {
-        if (job.metadata?.annotations?.['job-sweeper.io/logs'] !== undefined) archived.add(job.metadata.name ?? '')
+        if (job.metadata?.annotations?.[ARCHIVE_ANNOTATION.where] !== undefined) archived.add(job.metadata.name ?? '')
       },
       () => undefined
     )
@@ -385,7 +386,7 @@ async function keepingUp(
     const made = await batch.createNamespacedJob({ namespace: ns, body })
     // Archived as the keeper notes it: the folder ends with the Job's uid, known once it exists (a
     // note without it is not the keeper's, and the keeper would hold the Job).
-    const annotations = { 'job-sweeper.io/logs': `${logsDir}/${ns}/${name}/${made.metadata?.uid}/`, 'job-sweeper.io/logs-state': 'complete' }
+    const annotations = { [ARCHIVE_ANNOTATION.where]: `${logsDir}/${ns}/${name}/${made.metadata?.uid}/`, [ARCHIVE_ANNOTATION.state]: 'complete' }
     await batch.patchNamespacedJob({ namespace: ns, name, body: { metadata: { annotations } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch))
   })
   const backgroundSetupMs = performance.now() - backgroundStarted
@@ -404,7 +405,7 @@ async function keepingUp(
     })
     const held = async (): Promise<number> =>
       (await batch.listNamespacedJob({ namespace: ns, labelSelector: 'job-sweeper.bench/live=true' })).items.filter((j) =>
-        j.metadata?.finalizers?.includes('job-sweeper.io/logs')
+        j.metadata?.finalizers?.includes(LOGS_FINALIZER)
       ).length
     for (let waited = 0; (await held()) < n; waited += 250) {
       running.check()
@@ -419,7 +420,7 @@ async function keepingUp(
         const name = job.metadata?.name ?? ''
         const now = performance.now()
         if (!completeAt.has(name) && job.status?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True')) completeAt.set(name, now)
-        if (!archivedAt.has(name) && job.metadata?.annotations?.['job-sweeper.io/logs'] !== undefined) archivedAt.set(name, now)
+        if (!archivedAt.has(name) && job.metadata?.annotations?.[ARCHIVE_ANNOTATION.where] !== undefined) archivedAt.set(name, now)
       },
       () => undefined
     )
@@ -436,8 +437,8 @@ async function keepingUp(
     if (latencies.some((l) => !(l >= 0))) throw new Error('a Job was archived before the watch saw it Complete')
     const { peakRssMb, metric } = await running.stop()
     // It held the n live Jobs and nothing of what it only watches (else it measured holding those).
-    if (metric('job_sweeper_keeper_holds_total') !== n)
-      throw new Error(`the keeper held ${metric('job_sweeper_keeper_holds_total')} Jobs, not the ${n} live ones`)
+    const holds = metric('job_sweeper_keeper_holds_total')
+    if (holds !== n) throw new Error(`the keeper held ${holds} Jobs, not the ${n} live ones`)
     log(`keeper: ${n} Jobs archived as they finished`)
     return {
       jobs: n,
