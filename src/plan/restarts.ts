@@ -86,6 +86,6 @@ export function previousSaved(pod: V1Pod, container: string, saved: ReadonlySet<
   const id = previousRunId(pod, container)
   if (id !== undefined) return saved.has(runKey({ pod: podName(pod), container, id }))
   const restarts = statusOf(pod, container)?.restartCount ?? 0
-  const prefix = `${podName(pod)}/${container}/`
+  const prefix = runKey({ pod: podName(pod), container, id: '' })
   return restarts > 0 && [...saved].filter((k) => k.startsWith(prefix)).length >= restarts
 }
